@@ -1,0 +1,79 @@
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { OpenApiDocument } from './document-source';
+
+export interface SchemaIssue {
+  /** JSON pointer of the offending value, relative to the validated item. */
+  path: string;
+  message: string;
+  keyword: string;
+}
+
+export type ItemValidator = (value: unknown) => SchemaIssue | undefined;
+
+/**
+ * Validators compiled from the contract's components.schemas, for checks the
+ * middleware cannot make (per item), with the same formats in full mode.
+ */
+export class ContractValidators {
+  private readonly ajv: Ajv2020;
+
+  constructor(doc: OpenApiDocument) {
+    this.ajv = new Ajv2020({ strict: false, allErrors: false, verbose: true });
+    addFormats(this.ajv, { mode: 'full' });
+    this.ajv.addKeyword({
+      keyword: 'x-max-serialized-bytes',
+      type: 'object',
+      schemaType: 'number',
+      errors: true,
+      validate: function maxSerializedBytes(max: number, data: unknown) {
+        const ok = Buffer.byteLength(JSON.stringify(data), 'utf8') <= max;
+        if (!ok) {
+          (maxSerializedBytes as unknown as { errors: Partial<ErrorObject>[] }).errors = [
+            { keyword: 'x-max-serialized-bytes', message: `must be at most ${max} bytes when serialized as JSON`, params: { limit: max } },
+          ];
+        }
+        return ok;
+      },
+    });
+    this.ajv.addSchema({ $id: 'contract', components: { schemas: doc.components.schemas } });
+  }
+
+  /** A validator for one component schema that reports the decisive issue, or undefined when valid. */
+  item(schemaName: string): ItemValidator {
+    const validate = this.ajv.getSchema(`contract#/components/schemas/${schemaName}`) as ValidateFunction | undefined;
+    if (!validate) throw new Error(`openapi/v1.yaml has no schema ${schemaName}`);
+    return (value) => (validate(value) ? undefined : describe(validate.errors ?? []));
+  }
+}
+
+/** With allErrors off, the last error is the one that failed the value (anyOf/oneOf list their branches first). */
+function describe(errors: ErrorObject[]): SchemaIssue {
+  const error = errors[errors.length - 1] as ErrorObject;
+  return { path: error.instancePath, keyword: error.keyword, message: messageOf(error) };
+}
+
+function messageOf(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return `must not have the property "${String(params.additionalProperty)}"`;
+    case 'enum':
+      return `must be one of ${(params.allowedValues as unknown[]).map(String).join(', ')}`;
+    case 'required':
+      return `must have the property "${String(params.missingProperty)}"`;
+    case 'format':
+      return params.format === 'date-time'
+        ? 'must be an ISO 8601 date-time with a timezone offset (Z or ±hh:mm) and a real date'
+        : `must be a valid ${String(params.format)}`;
+    case 'propertyNames':
+      return `has an invalid property name "${String(params.propertyName)}"`;
+    case 'oneOf':
+    case 'anyOf': {
+      const description = (error.parentSchema as { description?: string } | undefined)?.description;
+      return description ? `does not match any allowed form: ${description}` : 'does not match any allowed form';
+    }
+    default:
+      return error.message ?? 'is not valid';
+  }
+}

@@ -1,0 +1,22 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+export const KEY_PREFIX = 'svc_live_';
+const KEY_FORMAT = /^svc_live_[A-Za-z0-9_-]{43}$/;
+
+/** A new key: the prefix and 32 random bytes as 43 base64url characters. */
+export function generateApiKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export function isWellFormedKey(key: string): boolean {
+  return KEY_FORMAT.test(key);
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** What may be shown of a key after issue: enough to recognise it, never enough to use it. */
+export function displayPrefix(key: string): string {
+  return key.slice(0, KEY_PREFIX.length + 6);
+}

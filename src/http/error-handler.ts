@@ -1,0 +1,53 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { ApiError, errorTable, type ErrorCode } from '../errors';
+import { errorDetailFor, sendJson } from './respond';
+
+interface ValidatorIssue {
+  path?: string;
+  message?: string;
+}
+
+/** Turns anything thrown on the way into the contract's error body; unknown failures become internal_error. */
+export function errorHandler(logger: Logger) {
+  // Express recognises error handlers by their four parameters.
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    const error = toApiError(err);
+    if (error.code === 'internal_error' || error.code === 'service_unavailable') {
+      logger.error({ err, requestId: req.requestId }, 'request failed');
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.set(error.headers);
+    sendJson(res, error.status, { error: errorDetailFor(req, error.code, error.message) });
+  };
+}
+
+function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const e = err as { status?: number; type?: string; errors?: ValidatorIssue[]; message?: string };
+  switch (e?.type) {
+    case 'entity.too.large':
+      return new ApiError('batch_too_large', 'The request body is larger than 1 MB.');
+    case 'entity.parse.failed':
+      return new ApiError('invalid_body', `The request body is not valid JSON: ${e.message ?? ''}`.trim());
+    case 'encoding.unsupported':
+      return new ApiError('unsupported_media_type', 'Content-Encoding must be gzip, deflate or identity.');
+    case 'charset.unsupported':
+      return new ApiError('unsupported_media_type', 'The request body must be UTF-8 JSON.');
+    case 'request.aborted':
+      return new ApiError('invalid_body', 'The request body was not received completely.');
+    default:
+      break;
+  }
+  const byStatus: Record<number, ErrorCode> = { 400: 'invalid_body', 404: 'not_found', 405: 'method_not_allowed', 413: 'batch_too_large', 415: 'unsupported_media_type' };
+  const code = e?.status ? byStatus[e.status] : undefined;
+  if (!code) return new ApiError('internal_error');
+  if (code === 'invalid_body' && e.errors?.length) {
+    const issues = e.errors.slice(0, 3).map((i) => `${(i.path ?? '').replace(/^\/body/, '')} ${i.message ?? ''}`.trim());
+    return new ApiError(code, issues.join('; '));
+  }
+  return new ApiError(code, errorTable[code].message);
+}

@@ -1,0 +1,17 @@
+import type { Principal } from '../domain/authenticator';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** Opaque id of this request, sent back as X-Request-Id. */
+      requestId: string;
+      /** The authenticated key's app and organization (on /api/v1 after authentication). */
+      principal: Principal;
+      /** SHA-256 of the raw request body, when one was read. */
+      bodyFingerprint?: string;
+    }
+  }
+}
+
+export {};
