@@ -39,6 +39,12 @@ export class ContractValidators {
     this.ajv.addSchema({ $id: 'contract', components: { schemas: doc.components.schemas } });
   }
 
+  /** Compiles a schema that may $ref the contract's components (as `#/components/...`). */
+  compile(schema: object): ValidateFunction {
+    const rebased = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"contract#/components/')) as object;
+    return this.ajv.compile(rebased);
+  }
+
   /** A validator for one component schema that reports the decisive issue, or undefined when valid. */
   item(schemaName: string): ItemValidator {
     const validate = this.ajv.getSchema(`contract#/components/schemas/${schemaName}`) as ValidateFunction | undefined;

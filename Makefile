@@ -1,0 +1,35 @@
+# Two commands for a newcomer: `make run` (install, build, start on SQLite) and `make test`.
+SHELL := /bin/bash
+NPX := npx --no-install
+
+.PHONY: install build run generate lint check-generated test bench soak clean
+
+# npm ci only when the lockfile changed since the last install.
+node_modules/.installed: package.json package-lock.json
+	npm ci
+	@touch $@
+
+install: node_modules/.installed
+
+build: install
+	$(NPX) tsc -p tsconfig.json
+
+run: build
+	node dist/src/server.js
+
+generate: install
+	$(NPX) openapi-typescript openapi/v1.yaml -o generated/openapi.ts
+
+check-generated: install
+	@$(NPX) openapi-typescript openapi/v1.yaml -o generated/openapi.ts --check \
+	  || { echo "generated/ is stale: run 'make generate' and commit it"; exit 1; }
+
+lint: install check-generated
+	$(NPX) redocly lint openapi/v1.yaml --format=stylish
+	$(NPX) tsc -p tsconfig.json --noEmit
+
+test: lint build
+	bash scripts/test.sh
+
+clean:
+	rm -rf dist

@@ -1,0 +1,56 @@
+import { randomBytes } from 'node:crypto';
+import pino from 'pino';
+import { createApp } from '../../src/app';
+import { loadConfig, type Config } from '../../src/config';
+import type { Db } from '../../src/data/db';
+import * as administration from '../../src/domain/administration';
+import { sharedDatabase } from './database';
+
+export const silentLogger = pino({ level: 'silent' });
+
+/** Configuration as the service would parse it from these variables, on the given database. */
+export function testConfig(db: { config: Config['database'] }, env: Record<string, string> = {}): Config {
+  return loadConfig({ AUTH_CACHE_TTL_SECONDS: '0', LOG_LEVEL: 'silent', ...env, DATABASE_URL: databaseUrlOf(db.config) });
+}
+
+/** The DATABASE_URL that names this database. */
+export function databaseUrlOf(config: Config['database']): string {
+  return config.kind === 'sqlite' ? `sqlite:${config.path}` : config.url;
+}
+
+export interface Tenant {
+  orgId: string;
+  ownerEmail: string;
+  appId: string;
+  slug: string;
+  keyId: string;
+  key: string;
+}
+
+/** An organization with an owner, one app allowing `allowed`, and a key. */
+export async function createTenant(
+  db: Db,
+  options: { allowed?: string[]; maxEventsPerMonth?: number | null; apiEnabled?: boolean; slug?: string } = {},
+): Promise<Tenant> {
+  const suffix = randomBytes(4).toString('hex');
+  const org = await administration.createOrganization(db, `Org ${suffix}`, {
+    apiEnabled: options.apiEnabled ?? true,
+    maxEventsPerMonth: options.maxEventsPerMonth ?? null,
+  });
+  const ownerEmail = `owner-${suffix}@example.com`;
+  await administration.addMember(db, { orgId: org.id, email: ownerEmail, role: 'owner' });
+  const slug = options.slug ?? `app-${suffix}`;
+  const app = await administration.createApp(db, { orgId: org.id, slug, name: `App ${suffix}`, asEmail: ownerEmail });
+  const allowed = options.allowed ?? ['ticket.resolved', 'build.finished'];
+  if (allowed.length) await administration.changeAllowedEventTypes(db, app.id, allowed, true);
+  const key = await administration.issueKey(db, app.id);
+  return { orgId: org.id, ownerEmail, appId: app.id, slug, keyId: key.id, key: key.key };
+}
+
+/** The shared database, an app on it configured by `env`, and a fresh tenant. */
+export async function setup(env: Record<string, string> = {}, tenant: Parameters<typeof createTenant>[1] = {}) {
+  const shared = await sharedDatabase();
+  const config = testConfig(shared, env);
+  const app = createApp(config, shared.db, { logger: silentLogger });
+  return { db: shared.db, config, app, tenant: await createTenant(shared.db, tenant) };
+}
