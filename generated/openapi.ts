@@ -195,7 +195,7 @@ export interface components {
             email?: string;
             /** @description The name given to a worker created for this actor. */
             displayName?: string;
-        } | unknown | unknown | unknown;
+        } & (unknown | unknown | unknown);
         IngestEvent: {
             /** @description Must be on the app's whitelist (`allowedEventTypes`). */
             eventType: components["schemas"]["TypeName"];

@@ -1,4 +1,6 @@
 import type { Config } from './config';
+import type { OpenApiDocument } from './contract/document-source';
+import { ContractValidators, type ItemValidator } from './contract/validators';
 import type { Db } from './data/db';
 import { Authenticator } from './domain/authenticator';
 
@@ -7,8 +9,16 @@ export interface Services {
   config: Config;
   db: Db;
   authenticator: Authenticator;
+  /** Per-item validators compiled once from the configured contract. */
+  validate: { event: ItemValidator; snapshot: ItemValidator };
 }
 
-export function createServices(config: Config, db: Db): Services {
-  return { config, db, authenticator: new Authenticator(db, config.authCacheTtlSeconds) };
+export function createServices(config: Config, db: Db, doc: OpenApiDocument): Services {
+  const validators = new ContractValidators(doc);
+  return {
+    config,
+    db,
+    authenticator: new Authenticator(db, config.authCacheTtlSeconds),
+    validate: { event: validators.item('IngestEvent'), snapshot: validators.item('IngestSnapshot') },
+  };
 }

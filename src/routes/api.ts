@@ -3,7 +3,10 @@ import { Router as createRouter } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { OpenApiDocument } from '../contract/document-source';
 import { middlewareDocument } from '../contract/document';
+import { ingestEvents } from '../handlers/events';
 import { ping } from '../handlers/ping';
+import { ingestSnapshots } from '../handlers/snapshots';
+import { enforceBatchLimit } from '../http/batch-limit';
 import { authenticate } from '../http/authenticate';
 import { ingestCors } from '../http/cors';
 import { jsonBody } from '../http/json-body';
@@ -21,6 +24,7 @@ export function apiRoutes(doc: OpenApiDocument, services: Services): Router {
   router.use('/api/v1/ingest', ingestCors);
   router.use('/api/v1', authenticate(services.authenticator));
   router.use('/api/v1', jsonBody);
+  router.use('/api/v1/ingest/events', enforceBatchLimit(services.config.ingestBatchLimit));
   router.use(
     OpenApiValidator.middleware({
       apiSpec: middlewareDocument(doc) as never,
@@ -32,5 +36,7 @@ export function apiRoutes(doc: OpenApiDocument, services: Services): Router {
   );
 
   router.get('/api/v1/ingest/ping', ping);
+  router.post('/api/v1/ingest/events', ingestEvents(services));
+  router.post('/api/v1/ingest/snapshots', ingestSnapshots(services));
   return router;
 }

@@ -1,0 +1,84 @@
+import type { Executor } from '../data/schema';
+import {
+  createWorker,
+  deleteWorker,
+  linkExternalId,
+  workersByEmail,
+  workersByExternalId,
+  workersById,
+  type WorkerRef,
+} from '../data/workers';
+import type { Actor } from './judgement';
+
+export interface ActorScope {
+  orgId: string;
+  appId: string;
+  connectionId: string;
+}
+
+/**
+ * Resolves actors to workers inside one transaction, in order: workerId (this
+ * organization only), else externalId (per app), else email (the organization's
+ * directory, case-insensitive); otherwise a worker is created and linked to the
+ * app's connection. What one actor resolves or creates is seen by the next, so a
+ * batch that names a new person twice creates one worker.
+ */
+export class ActorResolver {
+  private byId = new Map<string, WorkerRef>();
+  private byExternalId = new Map<string, WorkerRef>();
+  private byEmail = new Map<string, WorkerRef>();
+
+  constructor(
+    private readonly db: Executor,
+    private readonly scope: ActorScope,
+  ) {}
+
+  /** Loads every worker the actors name, in three queries, so resolving the batch needs no per-event lookups. */
+  async prefetch(actors: Actor[]): Promise<void> {
+    const ids = actors.flatMap((a) => (a.workerId ? [a.workerId] : []));
+    const externalIds = actors.flatMap((a) => (!a.workerId && a.externalId ? [a.externalId] : []));
+    const emails = actors.flatMap((a) => (!a.workerId && a.email ? [a.email] : []));
+    [this.byId, this.byExternalId, this.byEmail] = await Promise.all([
+      workersById(this.db, this.scope.orgId, [...new Set(ids)]),
+      workersByExternalId(this.db, this.scope.appId, [...new Set(externalIds)]),
+      workersByEmail(this.db, this.scope.orgId, emails),
+    ]);
+  }
+
+  /** The worker a workerId names, if it is one of this organization's (call after prefetch). */
+  knownWorkerId(workerId: string): boolean {
+    return this.byId.has(workerId);
+  }
+
+  /** The actor's worker, created if nothing matches. A workerId must have passed knownWorkerId. */
+  async resolve(actor: Actor): Promise<WorkerRef> {
+    if (actor.workerId) return this.byId.get(actor.workerId) as WorkerRef;
+    const email = actor.email?.toLowerCase();
+
+    const linked = actor.externalId ? this.byExternalId.get(actor.externalId) : undefined;
+    if (linked) return linked;
+
+    const listed = email ? this.byEmail.get(email) : undefined;
+    if (listed) return this.link(actor, listed, false);
+
+    const { worker, created } = await createWorker(this.db, {
+      ...this.scope,
+      displayName: actor.displayName ?? actor.email ?? (actor.externalId as string),
+      email: actor.email,
+    });
+    if (email) this.byEmail.set(email, worker);
+    return this.link(actor, worker, created);
+  }
+
+  private async link(actor: Actor, worker: WorkerRef, createdHere: boolean): Promise<WorkerRef> {
+    if (!actor.externalId) return worker;
+    const linked = await linkExternalId(this.db, this.scope.appId, actor.externalId, worker);
+    // A concurrent request linked this externalId first: its worker wins and ours goes.
+    if (linked.id !== worker.id && createdHere) {
+      await deleteWorker(this.db, worker.id);
+      if (actor.email) this.byEmail.delete(actor.email.toLowerCase());
+    }
+    this.byExternalId.set(actor.externalId, linked);
+    return linked;
+  }
+}

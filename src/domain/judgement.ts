@@ -1,0 +1,39 @@
+import type { components } from '../../generated/openapi';
+import type { ItemValidator } from '../contract/validators';
+import type { ErrorCode } from '../errors';
+
+export type Rejection = { code: ErrorCode; message: string };
+type Actor = components['schemas']['Actor'];
+
+const ACTOR_KEYS = ['workerId', 'externalId', 'email'] as const;
+
+/**
+ * Judges one item against its contract schema. An actor that is absent or has
+ * none of workerId, externalId, email is `missing_actor`; any other schema
+ * failure is `invalid_body`. `pointer` locates the item in the request body.
+ */
+export function judgeSchema(validate: ItemValidator, item: unknown, pointer: string): Rejection | undefined {
+  const issue = validate(item);
+  if (!issue) return undefined;
+  const actorMissing =
+    (issue.path === '' && issue.keyword === 'required' && issue.message.includes('"actor"')) ||
+    (issue.path === '/actor' && (issue.keyword === 'anyOf' || issue.keyword === 'minProperties'));
+  if (actorMissing && !hasIdentifyingField(item)) {
+    return { code: 'missing_actor', message: `${pointer}/actor must have at least one of ${ACTOR_KEYS.join(', ')}` };
+  }
+  return { code: 'invalid_body', message: `${pointer}${issue.path} ${issue.message}` };
+}
+
+function hasIdentifyingField(item: unknown): boolean {
+  const actor = (item as { actor?: unknown })?.actor;
+  return typeof actor === 'object' && actor !== null && ACTOR_KEYS.some((k) => k in actor);
+}
+
+/** An ISO date-time with offset as UTC `Z`; undefined for dates the format admits but time cannot hold (leap seconds). */
+export function normalizeTimestamp(value: string | undefined, receivedAt: Date): string | undefined {
+  if (value === undefined) return receivedAt.toISOString();
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
+}
+
+export type { Actor };

@@ -1,0 +1,67 @@
+import type { components } from '../../generated/openapi';
+import type { ItemValidator } from '../contract/validators';
+import type { Db } from '../data/db';
+import { insertEvents } from '../data/events';
+import { newId } from '../data/ids';
+import { upsertCurrentSnapshot, type MetricEntry } from '../data/snapshots';
+import { inTransaction } from '../data/transaction';
+import type { WorkerRef } from '../data/workers';
+import { ApiError } from '../errors';
+import { ActorResolver } from './actors';
+import type { Principal } from './authenticator';
+import { judgeSchema, normalizeTimestamp } from './judgement';
+
+type IngestSnapshot = components['schemas']['IngestSnapshot'];
+
+export interface SnapshotContext {
+  principal: Principal;
+  requestId: string;
+  receivedAt: Date;
+}
+
+/**
+ * Stores the snapshot in history (an event row) and makes it the current one of
+ * (worker, app, snapshotType) unless a newer one is current, in one transaction.
+ */
+export async function ingestSnapshot(db: Db, validate: ItemValidator, body: unknown, ctx: SnapshotContext): Promise<{ snapshotType: string; worker: WorkerRef }> {
+  const rejection = judgeSchema(validate, body, '');
+  if (rejection) throw new ApiError(rejection.code, rejection.message);
+  const snapshot = body as IngestSnapshot;
+  const ts = normalizeTimestamp(snapshot.timestamp, ctx.receivedAt);
+  if (!ts) throw new ApiError('invalid_body', '/timestamp is not a real point in time');
+  const metrics: MetricEntry[] = Object.entries(snapshot.metrics);
+
+  const worker = await inTransaction(db, async (trx) => {
+    const resolver = new ActorResolver(trx, ctx.principal);
+    await resolver.prefetch([snapshot.actor]);
+    const { workerId } = snapshot.actor;
+    if (workerId && !resolver.knownWorkerId(workerId)) {
+      throw new ApiError('worker_not_found', `/actor/workerId "${workerId}" is not a worker of this organization`);
+    }
+    const resolved = await resolver.resolve(snapshot.actor);
+    const eventId = newId('evt');
+    await insertEvents(trx, [
+      {
+        id: eventId,
+        org_id: ctx.principal.orgId,
+        app_id: ctx.principal.appId,
+        worker_id: resolved.id,
+        integration_id: ctx.principal.integrationId,
+        kind: 'snapshot',
+        event_type: snapshot.snapshotType,
+        category: null,
+        ts,
+        duration: null,
+        pillar: null,
+        statistic_id: null,
+        metadata: snapshot.metadata === undefined ? null : JSON.stringify(snapshot.metadata),
+        metrics: JSON.stringify(metrics),
+        request_id: ctx.requestId,
+        received_at: ctx.receivedAt.toISOString(),
+      },
+    ]);
+    await upsertCurrentSnapshot(trx, { ...ctx.principal, workerId: resolved.id, snapshotType: snapshot.snapshotType, ts, metrics, eventId });
+    return resolved;
+  });
+  return { snapshotType: snapshot.snapshotType, worker };
+}

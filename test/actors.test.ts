@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import { createApp } from '../src/app';
+import { addWorker } from '../src/domain/administration';
+import { client } from './support/client';
+import { testDialect } from './support/database';
+import { event } from './support/events';
+import { setup, silentLogger } from './support/fixtures';
+
+const EVENTS = '/api/v1/ingest/events';
+type Setup = Awaited<ReturnType<typeof setup>>;
+
+async function workersOf(db: Setup['db'], orgId: string) {
+  return db.kysely.selectFrom('workers').selectAll().where('org_id', '=', orgId).orderBy('id').execute();
+}
+
+async function workerOfEvents(db: Setup['db'], ids: string[]) {
+  const rows = await db.kysely.selectFrom('events').select(['id', 'worker_id']).where('id', 'in', ids).execute();
+  return ids.map((id) => rows.find((r) => r.id === id)?.worker_id);
+}
+
+describe('Actor resolution', () => {
+  it('creates a worker for a new actor, named after displayName, linked to the custom:<slug> connection', async () => {
+    const { app, db, tenant } = await setup();
+    await client(app).post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { externalId: 'e-1', email: 'Ann@x.example', displayName: 'Ann' } })] } });
+    const [worker] = await workersOf(db, tenant.orgId);
+    assert.ok(worker);
+    assert.equal(worker.display_name, 'Ann');
+    assert.equal(worker.email, 'Ann@x.example');
+    const connection = await db.kysely.selectFrom('connections').selectAll().where('id', '=', worker.connection_id as string).executeTakeFirstOrThrow();
+    assert.equal(connection.integration_id, `custom:${tenant.slug}`);
+    const link = await db.kysely.selectFrom('worker_external_ids').selectAll().where('app_id', '=', tenant.appId).where('external_id', '=', 'e-1').executeTakeFirstOrThrow();
+    assert.equal(link.worker_id, worker.id);
+  });
+
+  it('names a created worker after email when there is no displayName, else after externalId', async () => {
+    const { app, db, tenant } = await setup();
+    await client(app).post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { email: 'bo@x.example' } }), event({ actor: { externalId: 'ext-7' } })] } });
+    assert.deepEqual((await workersOf(db, tenant.orgId)).map((w) => w.display_name).sort(), ['bo@x.example', 'ext-7']);
+  });
+
+  it('processes events in order: the worker created for event 0 is the worker of event 7 with the same externalId', async () => {
+    const { app, db, tenant } = await setup();
+    const events = Array.from({ length: 8 }, (_, i) => event({ actor: { externalId: i === 0 || i === 7 ? 'same' : `other-${i}` } }));
+    const res = await client(app).post(EVENTS, { key: tenant.key, body: { events } });
+    const ids = res.body.results.accepted.map((a: { id: string }) => a.id);
+    const workers = await workerOfEvents(db, ids);
+    assert.equal(workers[0], workers[7]);
+    assert.equal(new Set(workers).size, 7);
+  });
+
+  it('prefers externalId over email, and a match by email links the externalId for the next lookup', async () => {
+    const { app, db, tenant } = await setup();
+    const dir = await addWorker(db, { orgId: tenant.orgId, email: 'cy@x.example', name: 'Cy' });
+    const api = client(app);
+    const first = await api.post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { externalId: 'cy-ext', email: 'CY@x.example' } })] } });
+    const second = await api.post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { externalId: 'cy-ext', email: 'someone-else@x.example' } })] } });
+    const workers = await workerOfEvents(db, [first.body.results.accepted[0].id, second.body.results.accepted[0].id]);
+    assert.deepEqual(workers, [dir.id, dir.id]);
+    assert.equal((await workersOf(db, tenant.orgId)).length, 1, 'no worker was created for the other email');
+  });
+
+  it('resolves workerId first without trying the other fields', async () => {
+    const { app, db, tenant } = await setup();
+    const dir = await addWorker(db, { orgId: tenant.orgId, email: 'di@x.example' });
+    const res = await client(app).post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { workerId: dir.id, externalId: 'ignored', email: 'nobody@x.example' } })] } });
+    assert.deepEqual(await workerOfEvents(db, [res.body.results.accepted[0].id]), [dir.id]);
+    assert.equal((await workersOf(db, tenant.orgId)).length, 1);
+    const links = await db.kysely.selectFrom('worker_external_ids').selectAll().where('app_id', '=', tenant.appId).execute();
+    assert.equal(links.length, 0);
+  });
+
+  it("keeps organizations apart: another organization's workerId is worker_not_found, its externalIds and emails do not match", async () => {
+    const mine = await setup();
+    const theirs = await setup();
+    const stranger = await addWorker(theirs.db, { orgId: theirs.tenant.orgId, email: 'shared@x.example' });
+    await client(theirs.app).post(EVENTS, { key: theirs.tenant.key, body: { events: [event({ actor: { externalId: 'shared-ext' } })] } });
+
+    const api = client(mine.app);
+    const byId = await api.post(EVENTS, { key: mine.tenant.key, body: { events: [event({ actor: { workerId: stranger.id } })] } });
+    assert.equal(byId.status, 404);
+    assert.equal(byId.body.error.code, 'worker_not_found');
+
+    const res = await api.post(EVENTS, {
+      key: mine.tenant.key,
+      body: { events: [event({ actor: { email: 'shared@x.example' } }), event({ actor: { externalId: 'shared-ext' } })] },
+    });
+    const workers = await workerOfEvents(mine.db, res.body.results.accepted.map((a: { id: string }) => a.id));
+    const mineWorkers = (await workersOf(mine.db, mine.tenant.orgId)).map((w) => w.id);
+    assert.equal(mineWorkers.length, 2);
+    for (const w of workers) assert.ok(mineWorkers.includes(w as string));
+  });
+
+  it('creates exactly one worker for 20 concurrent first sightings of one actor', async () => {
+    const { app, db, tenant } = await setup();
+    const api = client(app);
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api.post(EVENTS, {
+          key: tenant.key,
+          body: { events: [event({ actor: { externalId: 'racer', email: 'racer@x.example' } }), event({ actor: { externalId: `solo-${i}` } })] },
+        }),
+      ),
+    );
+    for (const res of responses) assert.equal(res.status, 202);
+    const racers = (await workersOf(db, tenant.orgId)).filter((w) => w.email === 'racer@x.example');
+    assert.equal(racers.length, 1);
+    const ids = responses.map((r) => r.body.results.accepted[0].id);
+    assert.deepEqual(new Set(await workerOfEvents(db, ids)), new Set([racers[0]?.id]));
+    assert.equal((await workersOf(db, tenant.orgId)).length, 21);
+  });
+
+  it('creates one worker for concurrent first sightings by externalId only', async () => {
+    const { app, db, tenant } = await setup();
+    const api = client(app);
+    await Promise.all(Array.from({ length: 20 }, () => api.post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { externalId: 'quiet' } })] } })));
+    assert.equal((await workersOf(db, tenant.orgId)).length, 1);
+  });
+});
+
+/** Fails every INSERT into one table: a crash in the middle of the request's transaction. */
+class FailingInsert implements KyselyPlugin {
+  constructor(private readonly table: string) {}
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    const node = args.node as { kind: string; into?: { table: { identifier: { name: string } } } };
+    if (node.kind === 'InsertQueryNode' && node.into?.table.identifier.name === this.table) throw new Error(`injected failure inserting into ${this.table}`);
+    return args.node;
+  }
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+}
+
+describe('Atomicity', () => {
+  it(`a failure after workers were created in the request's transaction stores nothing and answers 500 internal_error (${testDialect})`, async () => {
+    const { db, config, tenant } = await setup();
+    const failing = { ...db, kysely: db.kysely.withPlugin(new FailingInsert('events')) };
+    const app = createApp(config, failing, { logger: silentLogger });
+    const res = await client(app).post(EVENTS, {
+      key: tenant.key,
+      body: { events: [event({ actor: { externalId: 'a-1', email: 'a1@x.example' } }), event({ actor: { externalId: 'a-2' } })] },
+    });
+    assert.equal(res.status, 500);
+    assert.equal(res.body.error.code, 'internal_error');
+    assert.equal((await workersOf(db, tenant.orgId)).length, 0, 'the workers created before the failure were rolled back');
+    const links = await db.kysely.selectFrom('worker_external_ids').selectAll().where('app_id', '=', tenant.appId).execute();
+    assert.equal(links.length, 0);
+    const events = await db.kysely.selectFrom('events').selectAll().where('org_id', '=', tenant.orgId).execute();
+    assert.equal(events.length, 0);
+  });
+});

@@ -1,0 +1,23 @@
+import type { components } from '../../generated/openapi';
+
+type IngestEvent = components['schemas']['IngestEvent'];
+
+let counter = 0;
+
+/** A valid event (whitelisted by the default tenant) with overrides. */
+export function event(overrides: Record<string, unknown> = {}): IngestEvent {
+  counter += 1;
+  return {
+    eventType: 'ticket.resolved',
+    category: 'TASK_UPDATE',
+    actor: { externalId: `user-${counter}` },
+    timestamp: '2026-11-20T14:03:11+01:00',
+    ...overrides,
+  } as IngestEvent;
+}
+
+/** A JSON value whose serialization is exactly `bytes` bytes long. */
+export function metadataOfSize(bytes: number): Record<string, string> {
+  const overhead = JSON.stringify({ pad: '' }).length;
+  return { pad: 'x'.repeat(bytes - overhead) };
+}
