@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import request from 'supertest';
 import { userStrip } from '../src/data/snapshots';
 import { addWorker, changeAllowedEventTypes, createApp as createIntegrationApp, issueKey } from '../src/domain/administration';
 import { client } from './support/client';
@@ -112,6 +113,15 @@ describe('The user strip (data layer)', () => {
         [other.id, `custom:${other.slug}`, 'oncall.load', '2026-11-18T00:00:00.000Z', [['only', 9]]],
       ].sort(),
     );
+  });
+
+  it('keeps the sent order even for integer-like metric identifiers, which JavaScript objects would move first', async () => {
+    const { app, db, tenant } = await setup();
+    const body = '{"snapshotType":"load.now","actor":{"externalId":"ordered"},"metrics":{"b":1,  "2024" :2,"a":{"value":3,"label":"{\\"}"},"7":4,"c":5}}';
+    const res = await request(app).post(SNAPSHOTS).set('Authorization', `Bearer ${tenant.key}`).set('Content-Type', 'application/json').send(body);
+    assert.equal(res.status, 202);
+    const [card] = await userStrip(db.kysely, res.body.worker.id);
+    assert.deepEqual(card?.metrics.map(([id]) => id), ['b', '2024', 'a', '7']);
   });
 
   it('is empty for a worker without snapshots', async () => {

@@ -3,13 +3,14 @@ import type { ItemValidator } from '../contract/validators';
 import type { Db } from '../data/db';
 import { insertEvents } from '../data/events';
 import { newId } from '../data/ids';
-import { upsertCurrentSnapshot, type MetricEntry } from '../data/snapshots';
+import { upsertCurrentSnapshot } from '../data/snapshots';
 import { inTransaction } from '../data/transaction';
 import type { WorkerRef } from '../data/workers';
 import { ApiError } from '../errors';
 import { ActorResolver } from './actors';
 import type { Principal } from './authenticator';
 import { judgeSchema, normalizeTimestamp } from './judgement';
+import { metricsInSentOrder } from './metric-order';
 
 type IngestSnapshot = components['schemas']['IngestSnapshot'];
 
@@ -17,6 +18,8 @@ export interface SnapshotContext {
   principal: Principal;
   requestId: string;
   receivedAt: Date;
+  /** The request body as sent, to keep the metrics in their sent order. */
+  rawBody: Buffer | undefined;
 }
 
 /**
@@ -29,7 +32,7 @@ export async function ingestSnapshot(db: Db, validate: ItemValidator, body: unkn
   const snapshot = body as IngestSnapshot;
   const ts = normalizeTimestamp(snapshot.timestamp, ctx.receivedAt);
   if (!ts) throw new ApiError('invalid_body', '/timestamp is not a real point in time');
-  const metrics: MetricEntry[] = Object.entries(snapshot.metrics);
+  const metrics = metricsInSentOrder(snapshot.metrics, ctx.rawBody);
 
   const worker = await inTransaction(db, async (trx) => {
     const resolver = new ActorResolver(trx, ctx.principal);

@@ -12,6 +12,7 @@ export function ingestSnapshots(services: Services) {
       principal: req.principal,
       requestId: req.requestId,
       receivedAt: new Date(),
+      rawBody: req.rawBody,
     });
     const body: SnapshotResponse = { requestId: req.requestId, ok: true, ...stored };
     sendJson(res, 202, body);

@@ -10,6 +10,8 @@ declare global {
       principal: Principal;
       /** SHA-256 of the raw request body, when one was read. */
       bodyFingerprint?: string;
+      /** The raw (decompressed) request body, when one was read. */
+      rawBody?: Buffer;
     }
   }
 }

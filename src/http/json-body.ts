@@ -14,6 +14,8 @@ export const jsonBody = express.json({
   strict: true,
   type: ['application/json', 'application/*+json'],
   verify: (req, _res, raw) => {
-    (req as express.Request).bodyFingerprint = createHash('sha256').update(raw).digest('hex');
+    const request = req as express.Request;
+    request.rawBody = raw;
+    request.bodyFingerprint = createHash('sha256').update(raw).digest('hex');
   },
 });
