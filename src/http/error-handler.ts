@@ -27,21 +27,7 @@ export function errorHandler(logger: Logger) {
 
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
-  const e = err as { status?: number; type?: string; errors?: ValidatorIssue[]; message?: string };
-  switch (e?.type) {
-    case 'entity.too.large':
-      return new ApiError('batch_too_large', 'The request body is larger than 1 MB.');
-    case 'entity.parse.failed':
-      return new ApiError('invalid_body', `The request body is not valid JSON: ${e.message ?? ''}`.trim());
-    case 'encoding.unsupported':
-      return new ApiError('unsupported_media_type', 'Content-Encoding must be gzip, deflate or identity.');
-    case 'charset.unsupported':
-      return new ApiError('unsupported_media_type', 'The request body must be UTF-8 JSON.');
-    case 'request.aborted':
-      return new ApiError('invalid_body', 'The request body was not received completely.');
-    default:
-      break;
-  }
+  const e = err as { status?: number; errors?: ValidatorIssue[] };
   const byStatus: Record<number, ErrorCode> = { 400: 'invalid_body', 404: 'not_found', 405: 'method_not_allowed', 413: 'batch_too_large', 415: 'unsupported_media_type' };
   const code = e?.status ? byStatus[e.status] : undefined;
   if (!code) return new ApiError('internal_error');

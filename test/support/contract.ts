@@ -26,16 +26,24 @@ function operationFor(method: string, path: string): { template: string; operati
   return undefined;
 }
 
+/** A response from any HTTP client: enough to check it against the contract. */
+export interface ContractResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+}
+
 /**
  * Asserts that a response is one the contract documents: a documented status,
  * its required headers, and a body valid against its schema. Errors outside
  * documented operations must still have the Error shape.
  */
-export function assertContract(res: Response): void {
+export function assertContract(res: Response | ContractResponse, at?: { method: string; path: string }): void {
   doc ??= configuredDocument(defaults);
   validators ??= new ContractValidators(doc);
-  const method = (res as unknown as { req: { method: string; path: string } }).req.method;
-  const path = (res as unknown as { req: { path: string } }).req.path.split('?')[0] as string;
+  const request = at ?? (res as unknown as { req: { method: string; path: string } }).req;
+  const method = request.method;
+  const path = request.path.split('?')[0] as string;
   assert.ok(res.headers['x-request-id'], 'every response carries X-Request-Id');
   if (path.startsWith('/api/v1/')) assert.match(String(res.headers['x-api-version']), /^\d{4}-\d{2}-\d{2}$/);
 

@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import zlib from 'node:zlib';
+import http, { type Server } from 'node:http';
+import request from 'supertest';
+import { assertContract } from './support/contract';
+import { event } from './support/events';
+import { setup } from './support/fixtures';
+
+const EVENTS = '/api/v1/ingest/events';
+
+/** Sends raw bytes and resolves with what came back once the server closed or answered. */
+function rawExchange(port: number, head: string, chunks: Buffer[], pauseMs: number): Promise<{ response: string; sentBytes: number }> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let response = '';
+    let sentBytes = 0;
+    let closed = false;
+    socket.on('data', (d) => (response += String(d)));
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      closed = true;
+      resolve({ response, sentBytes });
+    });
+    socket.write(head);
+    const sendNext = (i: number) => {
+      if (closed || i >= chunks.length) return;
+      socket.write(chunks[i] as Buffer, () => {
+        sentBytes += (chunks[i] as Buffer).length;
+        setTimeout(() => sendNext(i + 1), pauseMs);
+      });
+    };
+    sendNext(0);
+  });
+}
+
+/** POSTs exact bytes (supertest would JSON-serialize a Buffer sent as application/json). */
+function postBytes(port: number, path: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Record<string, unknown>; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', headers: { ...headers, 'Content-Length': String(body.length) } }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += String(d)));
+      res.on('end', () => {
+        const response = { status: res.statusCode as number, headers: res.headers, body: JSON.parse(text), text };
+        assertContract(response, { method: 'POST', path });
+        resolve(response);
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('Request bodies', () => {
+  let server: Server;
+  let port: number;
+  let key: string;
+
+  before(async () => {
+    const { app, tenant } = await setup();
+    key = tenant.key;
+    server = app.listen(0);
+    port = (server.address() as AddressInfo).port;
+  });
+  after(() => server.close());
+
+  it('accepts a gzip-compressed body', async () => {
+    const body = zlib.gzipSync(JSON.stringify({ events: [event(), event()] }));
+    const res = await postBytes(port, EVENTS, { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, body);
+    assert.equal(res.status, 202);
+    assert.equal(res.body.accepted, 2);
+  });
+
+  it('refuses a gzip bomb (8 KB that inflates to 64 MB) with 413 once 1 MB is inflated', async () => {
+    const bomb = zlib.gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20));
+    assert.ok(bomb.length < 100_000);
+    const started = Date.now();
+    const res = await postBytes(port, EVENTS, { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, bomb);
+    assert.equal(res.status, 413);
+    assert.equal((res.body.error as { code: string }).code, 'batch_too_large');
+    assert.ok(Date.now() - started < 2000, 'refused early, not after inflating everything');
+  });
+
+  it('refuses a corrupt gzip body with 400 invalid_body and an unknown encoding with 415', async () => {
+    const corrupt = await request(server).post(EVENTS).set('Authorization', `Bearer ${key}`).set('Content-Type', 'application/json').set('Content-Encoding', 'gzip').send('not gzip at all');
+    assertContract(corrupt);
+    assert.equal(corrupt.status, 400);
+    assert.equal(corrupt.body.error.code, 'invalid_body');
+    const unknown = await request(server).post(EVENTS).set('Authorization', `Bearer ${key}`).set('Content-Type', 'application/json').set('Content-Encoding', 'br').send('{}');
+    assertContract(unknown);
+    assert.equal(unknown.status, 415);
+    assert.equal(unknown.body.error.code, 'unsupported_media_type');
+  });
+
+  it('refuses a non-UTF-8 charset with 415', async () => {
+    const res = await request(server).post(EVENTS).set('Authorization', `Bearer ${key}`).set('Content-Type', 'application/json; charset=latin1').send('{}');
+    assertContract(res);
+    assert.equal(res.status, 415);
+  });
+
+  it('answers 413 to a declared 50 MB body without reading it, and closes the connection', async () => {
+    const head = `POST ${EVENTS} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n`;
+    const chunks = Array.from({ length: 200 }, () => Buffer.alloc(64 * 1024, 0x20));
+    const { response, sentBytes } = await rawExchange(port, head, chunks, 5);
+    assert.match(response, /^HTTP\/1\.1 413 /);
+    assert.match(response, /"code":"batch_too_large"/);
+    assert.match(response, /connection: close/i);
+    assert.ok(sentBytes < 4 * 1024 * 1024, `the client was cut off after ${sentBytes} bytes, not made to send 50 MB`);
+  });
+
+  it('answers 413 to a chunked body as soon as it passes 1 MB, without reading the rest', async () => {
+    const head = `POST ${EVENTS} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    const piece = Buffer.alloc(64 * 1024, 0x20);
+    const chunk = Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]);
+    const { response, sentBytes } = await rawExchange(port, head, Array.from({ length: 200 }, () => chunk), 5);
+    assert.match(response, /^HTTP\/1\.1 413 /);
+    assert.ok(sentBytes < 4 * 1024 * 1024, `cut off after ${sentBytes} bytes`);
+  });
+});
