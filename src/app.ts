@@ -20,7 +20,7 @@ export interface AppOptions {
 export function createApp(config: Config, db: Db, options: AppOptions = {}): Express {
   const logger = options.logger ?? createLogger(config.logLevel);
   const doc = configuredDocument(config);
-  const services = createServices(config, db);
+  const services = createServices(config, db, doc);
 
   const app = express();
   app.disable('x-powered-by');

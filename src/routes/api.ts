@@ -4,6 +4,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { OpenApiDocument } from '../contract/document-source';
 import { middlewareDocument } from '../contract/document';
 import { ping } from '../handlers/ping';
+import { statisticsHandlers } from '../handlers/statistics';
 import { authenticate } from '../http/authenticate';
 import { ingestCors } from '../http/cors';
 import { jsonBody } from '../http/json-body';
@@ -31,6 +32,9 @@ export function apiRoutes(doc: OpenApiDocument, services: Services): Router {
     }),
   );
 
+  const statistics = statisticsHandlers(services);
   router.get('/api/v1/ingest/ping', ping);
+  router.get('/api/v1/apps/statistics', statistics.getStatistics);
+  router.put('/api/v1/apps/statistics', statistics.putStatistics);
   return router;
 }
