@@ -120,12 +120,20 @@ export interface paths {
          *     stored or, on any error, the previous manifest stays untouched.
          *     The body is `{ "statistics": [...] }` or a bare array.
          *
-         *     Rules beyond the schema, each answered with 400 `invalid_body` naming
-         *     the definition by index and id: ids are unique within the manifest;
-         *     every id starts with the app's slug and a dot (`<slug>.`); every
-         *     `sourceEventTypes` entry is on the app's whitelist at the time of the
-         *     PUT; `valueField` is required when `aggregation` is `sumField` or
-         *     `ratio`.
+         *     Besides the schema (at most 32 definitions; lengths, item counts and
+         *     enums of `StatisticDefinition`; `valueField` when `aggregation` is
+         *     `sumField` or `ratio`; `sourceEventCategories` from the active
+         *     `EventCategory` set), these rules apply: ids are unique within the
+         *     manifest; every id starts with the app's slug and a dot (`<slug>.`);
+         *     every `sourceEventTypes` entry is on the app's whitelist at the time
+         *     of the PUT. Duplicates inside `sourceEventTypes`,
+         *     `sourceEventCategories` and `feedsDimensions` are accepted and stored
+         *     as sent; they count toward the item limits.
+         *
+         *     The first issue found is answered with 400 `invalid_body`; its message
+         *     names the definition by index and id, the field and the rule, e.g.
+         *     `statistics[3] (id "acme-ci.x"): label must NOT have more than 120
+         *     characters`.
          *
          *     Answers 200 with the stored manifest, defaults filled in
          *     (`defaultEnabled: true`, `ownedBy: none`, `feedsDimensions: []`).
@@ -320,7 +328,7 @@ export interface components {
         /** @description A stored definition; every default is filled in. */
         StoredStatisticDefinition: components["schemas"]["StatisticDefinition"] & unknown;
         StatisticList: components["schemas"]["StatisticDefinition"][];
-        /** @description The whole new manifest, wrapped or as a bare array. */
+        /** @description The whole new manifest, as { "statistics": [definitions] } or as a bare array of definitions. */
         StatisticsPutRequest: {
             statistics: components["schemas"]["StatisticList"];
         } | components["schemas"]["StatisticList"];

@@ -9,7 +9,9 @@ export interface Services {
   config: Config;
   db: Db;
   authenticator: Authenticator;
-  /** Per-item validators compiled once from the configured contract. */
+  /** Compiled once from the configured contract, so the active EventCategory set applies. */
+  validators: ContractValidators;
+  /** The per-item validators of the ingest endpoints, taken from `validators`. */
   validate: { event: ItemValidator; snapshot: ItemValidator };
 }
 
@@ -20,5 +22,6 @@ export function createServices(config: Config, db: Db, doc: OpenApiDocument): Se
     db,
     authenticator: new Authenticator(db, config.authCacheTtlSeconds),
     validate: { event: validators.item('IngestEvent'), snapshot: validators.item('IngestSnapshot') },
+    validators,
   };
 }

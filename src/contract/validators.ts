@@ -51,12 +51,36 @@ export class ContractValidators {
     if (!validate) throw new Error(`openapi/v1.yaml has no schema ${schemaName}`);
     return (value) => (validate(value) ? undefined : describe(validate.errors ?? []));
   }
+
+  /**
+   * A copy of the object with the `default` of each absent top-level property of the
+   * component schema filled in. Ajv's useDefaults is not used: it would also fill
+   * defaults into responses that the tests check against the contract.
+   */
+  withDefaults<T extends object>(schemaName: string, value: T): T {
+    const schema = this.ajv.getSchema(`contract#/components/schemas/${schemaName}`)?.schema as
+      | { properties?: Record<string, { default?: unknown }> }
+      | undefined;
+    if (!schema) throw new Error(`openapi/v1.yaml has no schema ${schemaName}`);
+    const filled = { ...value } as Record<string, unknown>;
+    for (const [name, property] of Object.entries(schema.properties ?? {})) {
+      if (filled[name] === undefined && property.default !== undefined) filled[name] = structuredClone(property.default);
+    }
+    return filled as T;
+  }
 }
 
 /** With allErrors off, the last error is the one that failed the value (anyOf/oneOf list their branches first). */
 function describe(errors: ErrorObject[]): SchemaIssue {
   const error = errors[errors.length - 1] as ErrorObject;
-  return { path: error.instancePath, keyword: error.keyword, message: messageOf(error) };
+  return { path: error.instancePath, keyword: error.keyword, message: `${messageOf(error)}${conditionOf(error)}` };
+}
+
+/** A rule of an if/then applies only under the if's condition, which the then schema's description states. */
+function conditionOf(error: ErrorObject): string {
+  if (!error.schemaPath.endsWith(`/then/${error.keyword}`)) return '';
+  const description = (error.parentSchema as { description?: string } | undefined)?.description;
+  return description ? ` ${description}` : '';
 }
 
 function messageOf(error: ErrorObject): string {

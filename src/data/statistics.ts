@@ -1,8 +1,26 @@
+import type { components } from '../../generated/openapi';
 import type { Executor } from './schema';
+import { nowIso } from './ids';
 
-/** Ids of the definitions in the app's statistic manifest. */
-export async function statisticIdsOf(db: Executor, appId: string): Promise<Set<string>> {
+type StoredStatisticDefinition = components['schemas']['StoredStatisticDefinition'];
+
+/** The app's manifest in the order it was stored; empty when none was ever stored. */
+export async function manifestOf(db: Executor, appId: string): Promise<StoredStatisticDefinition[]> {
   const row = await db.selectFrom('statistic_manifests').select('definitions').where('app_id', '=', appId).executeTakeFirst();
-  const definitions = row ? (JSON.parse(row.definitions) as Array<{ id: string }>) : [];
-  return new Set(definitions.map((d) => d.id));
+  return row ? (JSON.parse(row.definitions) as StoredStatisticDefinition[]) : [];
+}
+
+/** Stores the whole manifest in place of the previous one (one row per app). */
+export async function replaceManifest(db: Executor, appId: string, definitions: StoredStatisticDefinition[]): Promise<void> {
+  const values = { definitions: JSON.stringify(definitions), updated_at: nowIso() };
+  await db
+    .insertInto('statistic_manifests')
+    .values({ app_id: appId, ...values })
+    .onConflict((oc) => oc.column('app_id').doUpdateSet(values))
+    .execute();
+}
+
+/** The ids an event's `statisticId` may name. */
+export async function statisticIdsOf(db: Executor, appId: string): Promise<Set<string>> {
+  return new Set((await manifestOf(db, appId)).map((definition) => definition.id));
 }

@@ -7,6 +7,7 @@ import { ingestEvents } from '../handlers/events';
 import { ping } from '../handlers/ping';
 import { ingestSnapshots } from '../handlers/snapshots';
 import { enforceBatchLimit } from '../http/batch-limit';
+import { statisticsHandlers } from '../handlers/statistics';
 import { authenticate } from '../http/authenticate';
 import { ingestCors } from '../http/cors';
 import { jsonBody } from '../http/json-body';
@@ -35,8 +36,11 @@ export function apiRoutes(doc: OpenApiDocument, services: Services): Router {
     }),
   );
 
+  const statistics = statisticsHandlers(services);
   router.get('/api/v1/ingest/ping', ping);
   router.post('/api/v1/ingest/events', ingestEvents(services));
   router.post('/api/v1/ingest/snapshots', ingestSnapshots(services));
+  router.get('/api/v1/apps/statistics', statistics.getStatistics);
+  router.put('/api/v1/apps/statistics', statistics.putStatistics);
   return router;
 }
