@@ -10,17 +10,19 @@ import { requestContext } from './http/request-context';
 import { createLogger } from './logger';
 import { apiRoutes } from './routes/api';
 import { documentRoutes } from './routes/documents';
-import { createServices } from './services';
+import { createServices, type Services } from './services';
 
 export interface AppOptions {
   logger?: Logger;
+  /** Services built by the caller, who then closes them; by default the app builds its own. */
+  services?: Services;
 }
 
 /** Builds the HTTP application on an open, migrated database; listening is the caller's business. */
 export function createApp(config: Config, db: Db, options: AppOptions = {}): Express {
   const logger = options.logger ?? createLogger(config.logLevel);
   const doc = configuredDocument(config);
-  const services = createServices(config, db);
+  const services = options.services ?? createServices(config, db, { logger });
 
   const app = express();
   app.disable('x-powered-by');

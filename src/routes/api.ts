@@ -7,6 +7,7 @@ import { ping } from '../handlers/ping';
 import { authenticate } from '../http/authenticate';
 import { ingestCors } from '../http/cors';
 import { jsonBody } from '../http/json-body';
+import { rateLimit } from '../http/rate-limit';
 import type { Services } from '../services';
 
 /** Everything under /api/v1, in the order of checks the contract documents. */
@@ -20,6 +21,7 @@ export function apiRoutes(doc: OpenApiDocument, services: Services): Router {
   });
   router.use('/api/v1/ingest', ingestCors);
   router.use('/api/v1', authenticate(services.authenticator));
+  router.use('/api/v1', rateLimit(services.rateLimiter));
   router.use('/api/v1', jsonBody);
   router.use(
     OpenApiValidator.middleware({
