@@ -448,7 +448,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Per-key or per-organization rate exceeded. */
+        /** @description Per-key or per-organization rate exceeded (the message says which); the request was not counted. */
         TooManyRequests: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -550,13 +550,13 @@ export interface components {
         "X-Request-Id": string;
         /** @description The current API version, a date (`YYYY-MM-DD`). */
         "X-API-Version": string;
-        /** @description The per-key request budget of the current window. */
+        /** @description The key's request budget per window (one second). */
         "X-RateLimit-Limit": number;
-        /** @description Requests left for this key in the current window. */
+        /** @description Requests this key may still make right now, this one counted; never negative. The organization's window may be the tighter one (see `RateLimit`). */
         "X-RateLimit-Remaining": number;
-        /** @description Both windows (per key, per organization), as in draft-ietf-httpapi-ratelimit-headers, e.g. `"key";q=60;w=1, "org";q=600;w=1`. */
+        /** @description Both limits as in draft-ietf-httpapi-ratelimit-headers: `"key"` and `"org"`, each with its quota `q` (requests) per window of `w` seconds, e.g. `"key";q=60;w=1, "org";q=600;w=1`. */
         "RateLimit-Policy": string;
-        /** @description What is left of both windows, e.g. `"key";r=59;t=1, "org";r=599;t=1`. */
+        /** @description Both windows now, as in draft-ietf-httpapi-ratelimit-headers: `r` requests remaining and `t` whole seconds (rounded up) until the window frees quota, that is until its oldest counted request leaves it; `t=0` when nothing is counted. E.g. `"key";r=59;t=1, "org";r=599;t=1`. */
         RateLimit: string;
         /** @description Whole seconds to wait before retrying, at least 1. */
         "Retry-After": number;
@@ -854,6 +854,8 @@ export interface operations {
                     "X-API-Version": components["headers"]["X-API-Version"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -932,6 +934,8 @@ export interface operations {
                     "X-API-Version": components["headers"]["X-API-Version"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {

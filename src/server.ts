@@ -3,6 +3,7 @@ import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { migrate, openDatabase } from './data/db';
 import { createLogger } from './logger';
+import { createServices } from './services';
 
 async function main(): Promise<void> {
   let config;
@@ -18,7 +19,8 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const db = openDatabase(config.database);
   await migrate(db);
-  const app = createApp(config, db, { logger });
+  const services = createServices(config, db, { logger });
+  const app = createApp(config, db, { logger, services });
   const server = app.listen(config.port, () => {
     const { port } = server.address() as AddressInfo;
     logger.info({ port, database: config.database.kind }, `listening on http://localhost:${port}`);
@@ -30,6 +32,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
     server.close(async () => {
+      await services.close();
       await db.close();
       logger.info('stopped');
       process.exit(0);

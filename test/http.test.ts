@@ -24,7 +24,7 @@ describe('HTTP conventions', () => {
     const { app, tenant } = await setup();
     const res = await client(app).get('/api/v1/ingest/ping', { key: tenant.key, headers: { Origin: 'https://tools.example.com' } });
     assert.equal(res.headers['access-control-allow-origin'], '*');
-    for (const header of ['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'Retry-After', 'X-API-Version']) {
+    for (const header of ['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'RateLimit-Policy', 'RateLimit', 'Retry-After', 'X-API-Version']) {
       assert.ok(res.headers['access-control-expose-headers'].split(',').includes(header), header);
     }
   });

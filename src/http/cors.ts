@@ -6,6 +6,6 @@ export const ingestCors = cors({
   credentials: false,
   methods: ['GET', 'POST'],
   allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key'],
-  exposedHeaders: ['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'Retry-After', 'X-API-Version'],
+  exposedHeaders: ['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'RateLimit-Policy', 'RateLimit', 'Retry-After', 'X-API-Version'],
   maxAge: 600,
 });

@@ -1,7 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import { Router as createRouter } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import type { OpenApiDocument } from '../contract/document-source';
 import { middlewareDocument } from '../contract/document';
 import { ingestEvents } from '../handlers/events';
 import { ping } from '../handlers/ping';
@@ -11,10 +10,12 @@ import { statisticsHandlers } from '../handlers/statistics';
 import { authenticate } from '../http/authenticate';
 import { ingestCors } from '../http/cors';
 import { jsonBody } from '../http/json-body';
+import { rateLimit } from '../http/rate-limit';
 import type { Services } from '../services';
 
 /** Everything under /api/v1, in the order of checks the contract documents. */
-export function apiRoutes(doc: OpenApiDocument, services: Services): Router {
+export function apiRoutes(services: Services): Router {
+  const doc = services.contract;
   const router = createRouter();
   const apiVersion = String(doc.info['x-api-version']);
 
@@ -24,6 +25,7 @@ export function apiRoutes(doc: OpenApiDocument, services: Services): Router {
   });
   router.use('/api/v1/ingest', ingestCors);
   router.use('/api/v1', authenticate(services.authenticator));
+  router.use('/api/v1', rateLimit(services.rateLimiter));
   router.use('/api/v1', jsonBody);
   router.use('/api/v1/ingest/events', enforceBatchLimit(services.config.ingestBatchLimit));
   router.use(

@@ -4,6 +4,8 @@ import { createApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config';
 import type { Db } from '../../src/data/db';
 import * as administration from '../../src/domain/administration';
+import type { RateLimitStore } from '../../src/domain/rate-limit/store';
+import { createServices, type Services } from '../../src/services';
 import { sharedDatabase } from './database';
 
 export const silentLogger = pino({ level: 'silent' });
@@ -47,10 +49,25 @@ export async function createTenant(
   return { orgId: org.id, ownerEmail, appId: app.id, slug, keyId: key.id, key: key.key };
 }
 
-/** The shared database, an app on it configured by `env`, and a fresh tenant. */
-export async function setup(env: Record<string, string> = {}, tenant: Parameters<typeof createTenant>[1] = {}) {
+const openServices: Services[] = [];
+
+/**
+ * The shared database, an app on it configured by `env`, and a fresh tenant.
+ * The app's services (a Redis connection, say) are closed after the test.
+ */
+export async function setup(
+  env: Record<string, string> = {},
+  tenant: Parameters<typeof createTenant>[1] = {},
+  options: { rateLimitStore?: RateLimitStore } = {},
+) {
   const shared = await sharedDatabase();
   const config = testConfig(shared, env);
-  const app = createApp(config, shared.db, { logger: silentLogger });
-  return { db: shared.db, config, app, tenant: await createTenant(shared.db, tenant) };
+  const services = createServices(config, shared.db, { logger: silentLogger, ...options });
+  openServices.push(services);
+  const app = createApp(config, shared.db, { logger: silentLogger, services });
+  return { db: shared.db, config, app, services, tenant: await createTenant(shared.db, tenant) };
+}
+
+export async function closeServices(): Promise<void> {
+  await Promise.all(openServices.splice(0).map((services) => services.close()));
 }
