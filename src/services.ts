@@ -5,6 +5,7 @@ import type { OpenApiDocument } from './contract/document-source';
 import { ContractValidators, type ItemValidator } from './contract/validators';
 import type { Db } from './data/db';
 import { Authenticator } from './domain/authenticator';
+import { IdempotencyService } from './domain/idempotency';
 import { MemoryRateLimitStore } from './domain/rate-limit/memory-store';
 import { RateLimiter } from './domain/rate-limit/rate-limiter';
 import { RedisRateLimitStore } from './domain/rate-limit/redis-store';
@@ -22,7 +23,8 @@ export interface Services {
   validate: { event: ItemValidator; snapshot: ItemValidator };
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
-  /** Releases what the services opened (the Redis connection); the database stays the caller's. */
+  idempotency: IdempotencyService;
+  /** Releases what the services opened (the Redis connection, timers); the database stays the caller's. */
   close(): Promise<void>;
 }
 
@@ -37,6 +39,7 @@ export function createServices(config: Config, db: Db, options: ServiceOptions):
   const validators = new ContractValidators(contract);
   const store = options.rateLimitStore ?? rateLimitStore(config, options.logger);
   const rateLimiter = new RateLimiter(store, config.rateLimitPerKey, config.rateLimitPerOrg);
+  const idempotency = new IdempotencyService(db, config.idempotencyTtlSeconds);
   return {
     config,
     db,
@@ -45,7 +48,11 @@ export function createServices(config: Config, db: Db, options: ServiceOptions):
     validate: { event: validators.item('IngestEvent'), snapshot: validators.item('IngestSnapshot') },
     authenticator: new Authenticator(db, config.authCacheTtlSeconds),
     rateLimiter,
-    close: () => rateLimiter.close(),
+    idempotency,
+    close: async () => {
+      idempotency.close();
+      await rateLimiter.close();
+    },
   };
 }
 

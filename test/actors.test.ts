@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { createApp } from '../src/app';
 import { addWorker } from '../src/domain/administration';
 import { client } from './support/client';
 import { testDialect } from './support/database';
 import { event } from './support/events';
+import { FailingInsert } from './support/failing-insert';
 import { setup, silentLogger } from './support/fixtures';
 
 const EVENTS = '/api/v1/ingest/events';
@@ -117,19 +117,6 @@ describe('Actor resolution', () => {
     assert.equal((await workersOf(db, tenant.orgId)).length, 1);
   });
 });
-
-/** Fails every INSERT into one table: a crash in the middle of the request's transaction. */
-class FailingInsert implements KyselyPlugin {
-  constructor(private readonly table: string) {}
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    const node = args.node as { kind: string; into?: { table: { identifier: { name: string } } } };
-    if (node.kind === 'InsertQueryNode' && node.into?.table.identifier.name === this.table) throw new Error(`injected failure inserting into ${this.table}`);
-    return args.node;
-  }
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    return args.result;
-  }
-}
 
 describe('Atomicity', () => {
   it(`a failure after workers were created in the request's transaction stores nothing and answers 500 internal_error (${testDialect})`, async () => {

@@ -4,9 +4,11 @@ import { allowedEventTypesOf, findApp } from '../data/admin';
 import type { Db } from '../data/db';
 import { insertEvents } from '../data/events';
 import { newId } from '../data/ids';
-import type { NewEventRow } from '../data/schema';
+import type { Executor, NewEventRow } from '../data/schema';
 import { statisticIdsOf } from '../data/statistics';
 import { inTransaction } from '../data/transaction';
+import { monthOf, monthlyQuota, reserveEvents } from '../data/usage';
+import { ApiError } from '../errors';
 import { ActorResolver } from './actors';
 import type { Principal } from './authenticator';
 import { judgeSchema, normalizeTimestamp, type Rejection } from './judgement';
@@ -38,41 +40,60 @@ interface Candidate {
 }
 
 /**
- * Judges each event on its own, in order (schema, actor, whitelist, statisticId,
- * workerId), and stores the accepted ones with the workers they need in one
- * transaction: either all of them are committed before this resolves, or none.
+ * Judges each event on its own, in order (schema, actor, whitelist,
+ * statisticId, workerId, monthly quota), and stores the accepted ones, the
+ * workers they need and the quota they use in one transaction, which `finish`
+ * ends (it may write the response record there too): either all of it is
+ * committed before this resolves, or none of it.
  */
-export async function ingestEventBatch(db: Db, validate: ItemValidator, items: unknown[], ctx: BatchContext): Promise<BatchOutcome> {
-  const rules = await appRules(db, ctx.principal.appId);
-  const rejected: RejectedEvent[] = [];
+export async function ingestEventBatch<R>(
+  db: Db,
+  validate: ItemValidator,
+  items: unknown[],
+  ctx: BatchContext,
+  finish: (trx: Executor, outcome: BatchOutcome) => Promise<R>,
+): Promise<R> {
+  const month = monthOf(ctx.receivedAt);
+  const [rules, quota] = await Promise.all([appRules(db, ctx.principal.appId), monthlyQuota(db.kysely, ctx.principal.orgId, month)]);
+  if (quota.limit !== null && quota.used >= quota.limit) {
+    throw new ApiError('quota_exceeded', `The organization's monthly event quota of ${quota.limit} is exhausted for ${month}.`);
+  }
+
+  const judged: RejectedEvent[] = [];
   const candidates: Candidate[] = [];
   items.forEach((item, index) => {
-    const judged = judgeEvent(validate, item, index, ctx.receivedAt, rules);
-    if ('code' in judged) rejected.push({ index, ...judged });
-    else candidates.push({ index, ...judged });
+    const verdict = judgeEvent(validate, item, index, ctx.receivedAt, rules);
+    if ('code' in verdict) judged.push({ index, ...verdict });
+    else candidates.push({ index, ...verdict });
   });
 
-  const stored = await inTransaction(db, async (trx) => {
+  return inTransaction(db, async (trx) => {
+    const rejected = [...judged];
     const resolver = new ActorResolver(trx, ctx.principal);
     await resolver.prefetch(candidates.map((c) => c.event.actor));
-    const outcome: BatchOutcome = { accepted: [], rejected: [] };
-    const rows: NewEventRow[] = [];
-    for (const { index, event, ts } of candidates) {
+    const resolvable = candidates.filter(({ index, event }) => {
       const workerId = event.actor.workerId;
-      if (workerId && !resolver.knownWorkerId(workerId)) {
-        outcome.rejected.push({ index, code: 'worker_not_found', message: `/events/${index}/actor/workerId "${workerId}" is not a worker of this organization` });
+      if (!workerId || resolver.knownWorkerId(workerId)) return true;
+      rejected.push({ index, code: 'worker_not_found', message: `/events/${index}/actor/workerId "${workerId}" is not a worker of this organization` });
+      return false;
+    });
+
+    const granted = await reserveEvents(trx, ctx.principal.orgId, month, resolvable.length);
+    const accepted: AcceptedEvent[] = [];
+    const rows: NewEventRow[] = [];
+    for (const [position, { index, event, ts }] of resolvable.entries()) {
+      if (position >= granted) {
+        rejected.push({ index, code: 'quota_exceeded', message: `/events/${index} is beyond what is left of the organization's monthly event quota for ${month}` });
         continue;
       }
       const worker = await resolver.resolve(event.actor);
       const id = newId('evt');
       rows.push(eventRow(id, event, ts, worker.id, ctx));
-      outcome.accepted.push({ eventType: event.eventType, timestamp: ts, id });
+      accepted.push({ eventType: event.eventType, timestamp: ts, id });
     }
     await insertEvents(trx, rows);
-    return outcome;
+    return finish(trx, { accepted, rejected: rejected.sort((a, b) => a.index - b.index) });
   });
-
-  return { accepted: stored.accepted, rejected: [...rejected, ...stored.rejected].sort((a, b) => a.index - b.index) };
 }
 
 async function appRules(db: Db, appId: string): Promise<AppRules> {

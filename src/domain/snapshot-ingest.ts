@@ -4,6 +4,7 @@ import type { Db } from '../data/db';
 import { insertEvents } from '../data/events';
 import { newId } from '../data/ids';
 import { upsertCurrentSnapshot } from '../data/snapshots';
+import type { Executor } from '../data/schema';
 import { inTransaction } from '../data/transaction';
 import type { WorkerRef } from '../data/workers';
 import { ApiError } from '../errors';
@@ -24,9 +25,16 @@ export interface SnapshotContext {
 
 /**
  * Stores the snapshot in history (an event row) and makes it the current one of
- * (worker, app, snapshotType) unless a newer one is current, in one transaction.
+ * (worker, app, snapshotType) unless a newer one is current, in one transaction
+ * that `finish` ends (it may write the response record there too).
  */
-export async function ingestSnapshot(db: Db, validate: ItemValidator, body: unknown, ctx: SnapshotContext): Promise<{ snapshotType: string; worker: WorkerRef }> {
+export async function ingestSnapshot<R>(
+  db: Db,
+  validate: ItemValidator,
+  body: unknown,
+  ctx: SnapshotContext,
+  finish: (trx: Executor, stored: { snapshotType: string; worker: WorkerRef }) => Promise<R>,
+): Promise<R> {
   const rejection = judgeSchema(validate, body, '');
   if (rejection) throw new ApiError(rejection.code, rejection.message);
   const snapshot = body as IngestSnapshot;
@@ -34,7 +42,7 @@ export async function ingestSnapshot(db: Db, validate: ItemValidator, body: unkn
   if (!ts) throw new ApiError('invalid_body', '/timestamp is not a real point in time');
   const metrics = metricsInSentOrder(snapshot.metrics, ctx.rawBody);
 
-  const worker = await inTransaction(db, async (trx) => {
+  return inTransaction(db, async (trx) => {
     const resolver = new ActorResolver(trx, ctx.principal);
     await resolver.prefetch([snapshot.actor]);
     const { workerId } = snapshot.actor;
@@ -64,7 +72,6 @@ export async function ingestSnapshot(db: Db, validate: ItemValidator, body: unkn
       },
     ]);
     await upsertCurrentSnapshot(trx, { ...ctx.principal, workerId: resolved.id, snapshotType: snapshot.snapshotType, ts, metrics, eventId });
-    return resolved;
+    return finish(trx, { snapshotType: snapshot.snapshotType, worker: resolved });
   });
-  return { snapshotType: snapshot.snapshotType, worker };
 }

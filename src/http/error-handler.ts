@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { ApiError, errorTable, type ErrorCode } from '../errors';
-import { errorDetailFor, sendJson } from './respond';
+import { errorDetailFor, sendReply } from './respond';
 
 interface ValidatorIssue {
   path?: string;
@@ -11,7 +11,7 @@ interface ValidatorIssue {
 /** Turns anything thrown on the way into the contract's error body; unknown failures become internal_error. */
 export function errorHandler(logger: Logger) {
   // Express recognises error handlers by their four parameters.
-  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+  return async (err: unknown, req: Request, res: Response, _next: NextFunction): Promise<void> => {
     const error = toApiError(err);
     if (error.code === 'internal_error' || error.code === 'service_unavailable') {
       logger.error({ err, requestId: req.requestId }, 'request failed');
@@ -20,8 +20,15 @@ export function errorHandler(logger: Logger) {
       res.destroy();
       return;
     }
+    const body = JSON.stringify({ error: errorDetailFor(req, error.code, error.message) });
+    try {
+      // Before answering: a retry with the same Idempotency-Key must find this answer stored (or the key free).
+      await req.idempotency?.settle({ status: error.status, code: error.code, body, requestId: req.requestId });
+    } catch (settleError) {
+      logger.error({ err: settleError, requestId: req.requestId }, 'could not settle the Idempotency-Key');
+    }
     res.set(error.headers);
-    sendJson(res, error.status, { error: errorDetailFor(req, error.code, error.message) });
+    sendReply(res, { status: error.status, body });
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Principal } from '../domain/authenticator';
+import type { IdempotencyClaim } from '../domain/idempotency';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -12,6 +13,8 @@ declare global {
       bodyFingerprint?: string;
       /** The raw (decompressed) request body, when one was read. */
       rawBody?: Buffer;
+      /** This request's hold on its Idempotency-Key, when it sent one. */
+      idempotency?: IdempotencyClaim;
     }
   }
 }

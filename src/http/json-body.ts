@@ -55,12 +55,18 @@ export async function jsonBody(req: Request, res: Response, next: NextFunction):
   next();
 }
 
+// After an early 413 the connection is drained this long, then dropped. Closing at
+// once (Connection: close) would reset it while the client is still sending, and a
+// reset can discard the 413 before the client reads it.
+const LINGER_AFTER_REFUSAL_MS = 1000;
+
 function refuseTooLarge(req: Request, res: Response): never {
-  // Answer now and close: the client is not made to upload the rest.
+  // Answer now: the client is not made to upload the rest before it hears 413.
   req.unpipe();
-  req.pause();
-  res.setHeader('Connection', 'close');
-  res.once('finish', () => req.socket.destroySoon());
+  res.once('finish', () => {
+    req.resume();
+    setTimeout(() => req.socket.destroy(), LINGER_AFTER_REFUSAL_MS).unref();
+  });
   throw new ApiError('batch_too_large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes (1 MB, after decompression).`);
 }
 

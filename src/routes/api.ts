@@ -9,6 +9,7 @@ import { enforceBatchLimit } from '../http/batch-limit';
 import { statisticsHandlers } from '../handlers/statistics';
 import { authenticate } from '../http/authenticate';
 import { ingestCors } from '../http/cors';
+import { idempotency } from '../http/idempotency';
 import { jsonBody } from '../http/json-body';
 import { rateLimit } from '../http/rate-limit';
 import type { Services } from '../services';
@@ -27,6 +28,7 @@ export function apiRoutes(services: Services): Router {
   router.use('/api/v1', authenticate(services.authenticator));
   router.use('/api/v1', rateLimit(services.rateLimiter));
   router.use('/api/v1', jsonBody);
+  router.post(['/api/v1/ingest/events', '/api/v1/ingest/snapshots'], idempotency(services.idempotency));
   router.use('/api/v1/ingest/events', enforceBatchLimit(services.config.ingestBatchLimit));
   router.use(
     OpenApiValidator.middleware({

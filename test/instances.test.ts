@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { createApp } from '../src/app';
+import { monthOf } from '../src/data/usage';
+import { createServices } from '../src/services';
+import { client } from './support/client';
+import { testDialect } from './support/database';
+import { event } from './support/events';
+import { createTenant, silentLogger, testConfig } from './support/fixtures';
+import { sharedDatabase } from './support/database';
+
+const EVENTS = '/api/v1/ingest/events';
+const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+describe(`Several instances sharing the database${process.env.TEST_REDIS ? ' and Redis' : ''} (${testDialect})`, () => {
+  const services: Array<ReturnType<typeof createServices>> = [];
+  async function instances(env: Record<string, string>) {
+    const shared = await sharedDatabase();
+    const config = testConfig(shared, { ...env, ...(process.env.TEST_REDIS ? { REDIS_URL: redisUrl } : {}) });
+    const make = () => {
+      const s = createServices(config, shared.db, { logger: silentLogger });
+      services.push(s);
+      return client(createApp(config, shared.db, { logger: silentLogger, services: s }));
+    };
+    return { a: make(), b: make(), db: shared.db };
+  }
+  after(async () => Promise.all(services.map((s) => s.close())));
+
+  it('replays on instance B the response instance A stored', async () => {
+    const { a, b, db } = await instances({});
+    const tenant = await createTenant(db);
+    const request = { key: tenant.key, headers: { 'Idempotency-Key': 'cross-instance' }, body: { events: [event()] } };
+    const first = await a.post(EVENTS, request);
+    const replay = await b.post(EVENTS, request);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(replay.text, first.text);
+  });
+
+  it('never sells the quota twice: 20 concurrent batches across both instances stop at the exact limit', async function () {
+    this.timeout(60_000);
+    const { a, b, db } = await instances({ RATE_LIMIT_PER_KEY: '1000', RATE_LIMIT_PER_ORG: '1000' });
+    const tenant = await createTenant(db, { maxEventsPerMonth: 137 });
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).post(EVENTS, { key: tenant.key, body: { events: Array.from({ length: 10 }, () => event()) } })),
+    );
+    const accepted = responses.reduce((sum, r) => sum + (r.body.accepted ?? 0), 0);
+    for (const r of responses) assert.ok([202, 207, 402].includes(r.status), `status ${r.status}`);
+    assert.equal(accepted, 137);
+    const stored = await db.kysely.selectFrom('events').select('id').where('org_id', '=', tenant.orgId).execute();
+    assert.equal(stored.length, 137);
+    const usage = await db.kysely.selectFrom('monthly_usage').select('event_count').where('org_id', '=', tenant.orgId).where('month', '=', monthOf(new Date())).executeTakeFirstOrThrow();
+    assert.equal(usage.event_count, 137);
+  });
+
+  it('shares the per-key rate limit across instances when Redis holds it', async function () {
+    if (!process.env.TEST_REDIS) this.skip();
+    const { a, b, db } = await instances({ RATE_LIMIT_PER_KEY: '4', RATE_LIMIT_PER_ORG: '100' });
+    const tenant = await createTenant(db);
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await (i % 2 ? a : b).get('/api/v1/ingest/ping', { key: tenant.key })).status);
+    assert.deepEqual(statuses, [200, 200, 200, 200, 429]);
+  });
+});
