@@ -540,7 +540,9 @@ export interface components {
          * @description Recommended. The first response for (API key, Idempotency-Key) is
          *     stored and replayed byte-identical, with `Idempotent-Replayed: true`,
          *     for 10 minutes. Reusing the key with another method, path or body
-         *     gives 422; while the first request is still running, 409.
+         *     gives 422; while the first request is still running, 409 (a request
+         *     whose service instance stopped frees its key after at most 15
+         *     seconds). Answers of 5xx are not stored: a retry executes again.
          */
         IdempotencyKey: string;
     };
@@ -617,7 +619,9 @@ export interface operations {
                  * @description Recommended. The first response for (API key, Idempotency-Key) is
                  *     stored and replayed byte-identical, with `Idempotent-Replayed: true`,
                  *     for 10 minutes. Reusing the key with another method, path or body
-                 *     gives 422; while the first request is still running, 409.
+                 *     gives 422; while the first request is still running, 409 (a request
+                 *     whose service instance stopped frees its key after at most 15
+                 *     seconds). Answers of 5xx are not stored: a retry executes again.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -761,7 +765,9 @@ export interface operations {
                  * @description Recommended. The first response for (API key, Idempotency-Key) is
                  *     stored and replayed byte-identical, with `Idempotent-Replayed: true`,
                  *     for 10 minutes. Reusing the key with another method, path or body
-                 *     gives 422; while the first request is still running, 409.
+                 *     gives 422; while the first request is still running, 409 (a request
+                 *     whose service instance stopped frees its key after at most 15
+                 *     seconds). Answers of 5xx are not stored: a retry executes again.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
