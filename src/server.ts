@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { migrate, openDatabase } from './data/db';
+import { releaseAllClaims } from './data/idempotency';
 import { createLogger } from './logger';
 import { createServices } from './services';
 
@@ -19,6 +20,11 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const db = openDatabase(config.database);
   await migrate(db);
+  if (db.dialect === 'sqlite') {
+    // SQLite serves one instance: a claim still in progress belongs to a process that died, so its key is free now.
+    const released = await releaseAllClaims(db.kysely);
+    if (released) logger.warn({ released }, 'released Idempotency-Key claims of a previous run');
+  }
   const services = createServices(config, db, { logger });
   const app = createApp(config, db, { logger, services });
   const server = app.listen(config.port, () => {

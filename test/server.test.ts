@@ -1,21 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import net from 'node:net';
-import path from 'node:path';
 import { freshDatabaseConfig } from './support/database';
 import { databaseUrlOf } from './support/fixtures';
+import { startServer } from './support/server-process';
 import { runIngestctl } from '../src/cli/ingestctl';
-
-function waitForLine(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<string> {
-  return new Promise((resolve) => {
-    let seen = '';
-    stream.on('data', (chunk) => {
-      seen += String(chunk);
-      const match = pattern.exec(seen);
-      if (match) resolve(match[1] ?? match[0]);
-    });
-  });
-}
 
 describe('The server process', () => {
   it('finishes an in-flight request on SIGTERM, then closes the database and exits 0', async function () {
@@ -24,12 +12,7 @@ describe('The server process', () => {
     let out = '';
     await runIngestctl(['quickstart', '--json'], { env: { DATABASE_URL: databaseUrlOf(dbConfig) }, out: (t) => (out += t), err: () => {} });
     const { key } = JSON.parse(out);
-    const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, '..', 'src', 'server.ts')], {
-      env: { ...process.env, PORT: '0', DATABASE_URL: databaseUrlOf(dbConfig), LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const port = Number(await waitForLine(child.stdout, /"port":(\d+)/));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const { child, port, exited } = await startServer({ DATABASE_URL: databaseUrlOf(dbConfig) });
 
     // Headers sent and part of the body: the request is in flight when SIGTERM arrives.
     const socket = net.connect(port, '127.0.0.1');

@@ -98,3 +98,9 @@ export async function purgeExpired(db: Executor, now: string): Promise<number> {
   const result = await db.deleteFrom('idempotency_records').where('expires_at', '<=', now).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** Frees every claim still in progress: only for a database no other live process writes to. */
+export async function releaseAllClaims(db: Executor): Promise<number> {
+  const result = await db.deleteFrom('idempotency_records').where('state', '=', 'in_progress').executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
