@@ -31,9 +31,12 @@ export function openDatabase(config: DatabaseConfig): Db {
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
     return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
   }
-  const pool = new Pool({ connectionString: config.url, max: 10, connectionTimeoutMillis: 5000 });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
+  // Bounded waits: a database that stops answering fails requests in seconds instead of hanging them.
+  const pool = new Pool({ connectionString: config.url, max: 10, connectionTimeoutMillis: 5000, query_timeout: 15_000 });
+  // A client losing its connection emits 'error'; unheard, that would crash the process. The
+  // query in flight fails on its own and the pool replaces the client, idle or checked out.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
 }
@@ -53,4 +56,34 @@ export async function migrate(db: Db): Promise<void> {
   });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error;
+}
+
+// Connection-level failures (the database is away, not the query wrong): the
+// request changed nothing and may be retried.
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+  '08000',
+  '08001',
+  '08003',
+  '08006', // connection exceptions
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+  'SQLITE_FULL',
+  'SQLITE_CANTOPEN',
+]);
+const UNAVAILABLE_MESSAGES = /Connection terminated|Query read timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|not queryable/i;
+
+/** Whether a failure means the database could not be reached, rather than a fault of the query. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('SQLITE_IOERR'))) return true;
+  return typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message);
 }

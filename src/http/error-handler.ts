@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { isDatabaseUnavailable } from '../data/db';
 import { ApiError, errorTable, type ErrorCode } from '../errors';
 import { errorDetailFor, sendReply } from './respond';
 
@@ -34,6 +35,7 @@ export function errorHandler(logger: Logger) {
 
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  if (isDatabaseUnavailable(err)) return new ApiError('service_unavailable', 'The database is unreachable; nothing was changed. Retry later.', { 'Retry-After': '1' });
   const e = err as { status?: number; errors?: ValidatorIssue[] };
   const byStatus: Record<number, ErrorCode> = { 400: 'invalid_body', 404: 'not_found', 405: 'method_not_allowed', 413: 'batch_too_large', 415: 'unsupported_media_type' };
   const code = e?.status ? byStatus[e.status] : undefined;
