@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { workerTimeline } from '../src/data/events';
+import { organizationDay, workerTimeline } from '../src/data/events';
 import { addWorker, changeAllowedEventTypes } from '../src/domain/administration';
 import { client } from './support/client';
 import { event, metadataOfSize } from './support/events';
@@ -291,6 +291,14 @@ describe('POST /api/v1/ingest/events', () => {
       const rows = await rowsOf(db, tenant.orgId);
       const timeline = await workerTimeline(db.kysely, rows[0]?.worker_id as string);
       assert.deepEqual(timeline.map((r) => r.ts), ['2026-11-03T00:00:00.000Z', '2026-11-02T00:00:00.000Z', '2026-11-01T00:00:00.000Z']);
+    });
+
+    it("serves the organization's timeline for one UTC day, oldest first", async () => {
+      const { app, db, tenant } = await setup();
+      const stamps = ['2026-11-02T00:30:00+01:00', '2026-11-02T23:59:59.999Z', '2026-11-02T00:00:00Z', '2026-11-03T00:00:00Z'];
+      await client(app).post(EVENTS, { key: tenant.key, body: { events: stamps.map((timestamp) => event({ timestamp })) } });
+      const day = await organizationDay(db.kysely, tenant.orgId, '2026-11-02');
+      assert.deepEqual(day.map((r) => r.ts), ['2026-11-02T00:00:00.000Z', '2026-11-02T23:59:59.999Z']);
     });
 
     it('matches a directory worker by email, case-insensitively', async () => {

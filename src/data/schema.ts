@@ -154,4 +154,3 @@ export type Executor = Kysely<Database> | Transaction<Database>;
 
 export type EventRow = Selectable<EventsTable>;
 export type NewEventRow = Insertable<EventsTable>;
-export type WorkerRow = Selectable<WorkersTable>;

@@ -1,4 +1,4 @@
-import type { Executor, WorkerRow } from './schema';
+import type { Executor } from './schema';
 import { newId, nowIso } from './ids';
 
 export interface WorkerRef {
@@ -6,30 +6,30 @@ export interface WorkerRef {
   displayName: string;
 }
 
-/** Adds a worker to the organization's directory (matched by email); undefined when the email is taken. */
-export async function addDirectoryWorker(
+/**
+ * Inserts a worker: a directory entry (no connection) or one created for an
+ * actor through the app's connection. Undefined when the organization already
+ * has a worker with this email (emails are unique per organization).
+ */
+export async function insertWorker(
   db: Executor,
-  worker: { orgId: string; email: string; name?: string },
-): Promise<string | undefined> {
+  worker: { orgId: string; displayName: string; email?: string; connectionId: string | null },
+): Promise<WorkerRef | undefined> {
   const inserted = await db
     .insertInto('workers')
     .values({
       id: newId('wkr'),
       org_id: worker.orgId,
-      display_name: worker.name ?? worker.email,
-      email: worker.email,
-      email_lower: worker.email.toLowerCase(),
-      connection_id: null,
+      display_name: worker.displayName,
+      email: worker.email ?? null,
+      email_lower: worker.email?.toLowerCase() ?? null,
+      connection_id: worker.connectionId,
       created_at: nowIso(),
     })
     .onConflict((oc) => oc.columns(['org_id', 'email_lower']).doNothing())
-    .returning('id')
+    .returning(['id', 'display_name'])
     .executeTakeFirst();
-  return inserted?.id;
-}
-
-export async function findWorker(db: Executor, orgId: string, workerId: string): Promise<WorkerRow | undefined> {
-  return db.selectFrom('workers').selectAll().where('org_id', '=', orgId).where('id', '=', workerId).executeTakeFirst();
+  return inserted && { id: inserted.id, displayName: inserted.display_name };
 }
 
 /** The workers of this organization among `ids`, by id. */
@@ -73,22 +73,8 @@ export async function createWorker(
   db: Executor,
   worker: { orgId: string; connectionId: string; displayName: string; email?: string },
 ): Promise<{ worker: WorkerRef; created: boolean }> {
-  const id = newId('wkr');
-  const inserted = await db
-    .insertInto('workers')
-    .values({
-      id,
-      org_id: worker.orgId,
-      display_name: worker.displayName,
-      email: worker.email ?? null,
-      email_lower: worker.email?.toLowerCase() ?? null,
-      connection_id: worker.connectionId,
-      created_at: nowIso(),
-    })
-    .onConflict((oc) => oc.columns(['org_id', 'email_lower']).doNothing())
-    .returning(['id', 'display_name'])
-    .executeTakeFirst();
-  if (inserted) return { worker: { id: inserted.id, displayName: inserted.display_name }, created: true };
+  const inserted = await insertWorker(db, worker);
+  if (inserted) return { worker: inserted, created: true };
   const existing = await workersByEmail(db, worker.orgId, [worker.email as string]);
   return { worker: existing.get((worker.email as string).toLowerCase()) as WorkerRef, created: false };
 }

@@ -3,7 +3,7 @@ import { sourceDocument } from '../contract/document-source';
 import * as admin from '../data/admin';
 import type { Db } from '../data/db';
 import type { MemberRole } from '../data/schema';
-import { addDirectoryWorker } from '../data/workers';
+import { insertWorker } from '../data/workers';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-keys';
 
 /** A refused administrative action, told to the operator as is. */
@@ -113,9 +113,9 @@ export async function revokeKey(db: Db, keyId: string) {
 export async function addWorker(db: Db, input: { orgId: string; email: string; name?: string }) {
   await requireOrg(db, input.orgId);
   requireEmail(input.email);
-  const id = await addDirectoryWorker(db.kysely, input);
-  if (!id) throw new AdminError(`a worker with email ${input.email} already exists in ${input.orgId}`);
-  return { id };
+  const worker = await insertWorker(db.kysely, { orgId: input.orgId, displayName: input.name ?? input.email, email: input.email, connectionId: null });
+  if (!worker) throw new AdminError(`a worker with email ${input.email} already exists in ${input.orgId}`);
+  return { id: worker.id };
 }
 
 const quickstartEventTypes = ['ticket.resolved', 'build.finished', 'review.submitted'];
