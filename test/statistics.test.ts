@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import request, { type Response } from 'supertest';
-import { statisticIdsOf } from '../src/data/statistics';
 import { changeAllowedEventTypes } from '../src/domain/administration';
 import { client } from './support/client';
 import { setup } from './support/fixtures';
@@ -122,12 +121,20 @@ describe('PUT /api/v1/apps/statistics', () => {
       assert.deepEqual(await ids(), []);
     });
 
-    it('provides the manifest ids to the data layer (statisticIdsOf)', async () => {
-      const { put, tenant, db } = await putManifest([], (slug) => [definition(slug, 'a'), definition(slug, 'b')]);
+    it("lets events name a statistic of their app's manifest, and only those", async () => {
+      const { api, put, tenant, db } = await putManifest([], (slug) => [definition(slug, 'a'), definition(slug, 'b')]);
       assert.equal(put.status, 200);
-      assert.deepEqual(await statisticIdsOf(db.kysely, tenant.appId), new Set([`${tenant.slug}.a`, `${tenant.slug}.b`]));
-      const other = await setup();
-      assert.deepEqual(await statisticIdsOf(db.kysely, other.tenant.appId), new Set());
+      const other = await putManifest([], (slug) => [definition(slug, 'a')]);
+      const named = (statisticId: string) => ({ eventType: 'ticket.resolved', category: 'TASK_UPDATE', actor: { externalId: 'stat' }, statisticId });
+      const res = await api.post('/api/v1/ingest/events', {
+        key: tenant.key,
+        body: { events: [named(`${tenant.slug}.b`), named(`${tenant.slug}.c`), named(`${other.tenant.slug}.a`)] },
+      });
+      assert.equal(res.status, 207);
+      assert.deepEqual(res.body.results.rejected.map((r: { index: number; code: string }) => [r.index, r.code]), [[1, 'invalid_body'], [2, 'invalid_body']]);
+      assert.match(res.body.results.rejected[0].message, /statisticId .* is not in the app's statistic manifest/);
+      const row = await db.kysely.selectFrom('events').select('statistic_id').where('id', '=', res.body.results.accepted[0].id).executeTakeFirstOrThrow();
+      assert.equal(row.statistic_id, `${tenant.slug}.b`);
     });
   });
 

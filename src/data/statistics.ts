@@ -19,8 +19,3 @@ export async function replaceManifest(db: Executor, appId: string, definitions: 
     .onConflict((oc) => oc.column('app_id').doUpdateSet(values))
     .execute();
 }
-
-/** The ids an event's `statisticId` may name. */
-export async function statisticIdsOf(db: Executor, appId: string): Promise<Set<string>> {
-  return new Set((await manifestOf(db, appId)).map((definition) => definition.id));
-}

@@ -5,39 +5,51 @@ export function monthOf(at: Date): string {
   return at.toISOString().slice(0, 7);
 }
 
-export interface MonthlyQuota {
-  limit: number | null;
+/** What the events endpoint needs to judge a batch of one app, read in one query. */
+export interface IngestRules {
+  allowedEventTypes: ReadonlySet<string>;
+  statisticIds: ReadonlySet<string>;
+  /** The organization's monthly event quota; null when unlimited. */
+  quota: number | null;
+  /** Events already counted this month. */
   used: number;
 }
 
-export async function monthlyQuota(db: Executor, orgId: string, month: string): Promise<MonthlyQuota> {
-  const [org, usage] = await Promise.all([
-    db.selectFrom('organizations').select('max_events_per_month').where('id', '=', orgId).executeTakeFirst(),
-    db.selectFrom('monthly_usage').select('event_count').where('org_id', '=', orgId).where('month', '=', month).executeTakeFirst(),
-  ]);
-  return { limit: org?.max_events_per_month ?? null, used: usage?.event_count ?? 0 };
+export async function ingestRules(db: Executor, appId: string, month: string): Promise<IngestRules> {
+  const row = await db
+    .selectFrom('apps as a')
+    .innerJoin('organizations as o', 'o.id', 'a.org_id')
+    .leftJoin('statistic_manifests as m', 'm.app_id', 'a.id')
+    .leftJoin('monthly_usage as u', (join) => join.onRef('u.org_id', '=', 'o.id').on('u.month', '=', month))
+    .select(['a.allowed_event_types', 'm.definitions', 'o.max_events_per_month', 'u.event_count'])
+    .where('a.id', '=', appId)
+    .executeTakeFirstOrThrow();
+  const definitions = row.definitions ? (JSON.parse(row.definitions) as Array<{ id: string }>) : [];
+  return {
+    allowedEventTypes: new Set(JSON.parse(row.allowed_event_types) as string[]),
+    statisticIds: new Set(definitions.map((d) => d.id)),
+    quota: row.max_events_per_month,
+    used: row.event_count ?? 0,
+  };
 }
 
 /**
- * Counts up to `wanted` events against the month and returns how many fit. The
- * increment is one UPDATE, which holds the row until the caller's transaction
- * ends, so concurrent batches (on any instance) queue behind it and can never
- * oversell the quota; the overshoot is taken back before the lock is released.
+ * Counts up to `wanted` events against the month and returns how many fit
+ * under `quota`. The count is one upsert, which holds the row until the
+ * caller's transaction ends, so concurrent batches (on any instance) queue
+ * behind it and can never oversell the quota; an overshoot is taken back
+ * before the lock is released.
  */
-export async function reserveEvents(db: Executor, orgId: string, month: string, wanted: number): Promise<number> {
+export async function reserveEvents(db: Executor, orgId: string, month: string, wanted: number, quota: number | null): Promise<number> {
   if (wanted === 0) return 0;
-  await db.insertInto('monthly_usage').values({ org_id: orgId, month }).onConflict((oc) => oc.columns(['org_id', 'month']).doNothing()).execute();
   const { event_count: total } = await db
-    .updateTable('monthly_usage')
-    .set((eb) => ({ event_count: eb('event_count', '+', wanted) }))
-    .where('org_id', '=', orgId)
-    .where('month', '=', month)
+    .insertInto('monthly_usage')
+    .values({ org_id: orgId, month, event_count: wanted })
+    .onConflict((oc) => oc.columns(['org_id', 'month']).doUpdateSet((eb) => ({ event_count: eb('monthly_usage.event_count', '+', wanted) })))
     .returning('event_count')
     .executeTakeFirstOrThrow();
-  const org = await db.selectFrom('organizations').select('max_events_per_month').where('id', '=', orgId).executeTakeFirst();
-  const limit = org?.max_events_per_month ?? null;
-  if (limit === null || total <= limit) return wanted;
-  const granted = Math.max(0, wanted - (total - limit));
+  if (quota === null || total <= quota) return wanted;
+  const granted = Math.max(0, wanted - (total - quota));
   await db
     .updateTable('monthly_usage')
     .set((eb) => ({ event_count: eb('event_count', '-', wanted - granted) }))

@@ -1,13 +1,11 @@
 import type { components } from '../../generated/openapi';
 import type { ItemValidator } from '../contract/validators';
-import { allowedEventTypesOf, findApp } from '../data/admin';
 import type { Db } from '../data/db';
 import { insertEvents } from '../data/events';
 import { newId } from '../data/ids';
 import type { Executor, NewEventRow } from '../data/schema';
-import { statisticIdsOf } from '../data/statistics';
 import { inTransaction } from '../data/transaction';
-import { monthOf, monthlyQuota, reserveEvents } from '../data/usage';
+import { ingestRules, monthOf, reserveEvents, type IngestRules } from '../data/usage';
 import { ApiError } from '../errors';
 import { ActorResolver } from './actors';
 import type { Principal } from './authenticator';
@@ -26,11 +24,6 @@ export interface BatchContext {
   principal: Principal;
   requestId: string;
   receivedAt: Date;
-}
-
-interface AppRules {
-  allowedEventTypes: ReadonlySet<string>;
-  statisticIds: ReadonlySet<string>;
 }
 
 interface Candidate {
@@ -54,9 +47,9 @@ export async function ingestEventBatch<R>(
   finish: (trx: Executor, outcome: BatchOutcome) => Promise<R>,
 ): Promise<R> {
   const month = monthOf(ctx.receivedAt);
-  const [rules, quota] = await Promise.all([appRules(db, ctx.principal.appId), monthlyQuota(db.kysely, ctx.principal.orgId, month)]);
-  if (quota.limit !== null && quota.used >= quota.limit) {
-    throw new ApiError('quota_exceeded', `The organization's monthly event quota of ${quota.limit} is exhausted for ${month}.`);
+  const rules = await ingestRules(db.kysely, ctx.principal.appId, month);
+  if (rules.quota !== null && rules.used >= rules.quota) {
+    throw new ApiError('quota_exceeded', `The organization's monthly event quota of ${rules.quota} is exhausted for ${month}.`);
   }
 
   const judged: RejectedEvent[] = [];
@@ -78,7 +71,7 @@ export async function ingestEventBatch<R>(
       return false;
     });
 
-    const granted = await reserveEvents(trx, ctx.principal.orgId, month, resolvable.length);
+    const granted = await reserveEvents(trx, ctx.principal.orgId, month, resolvable.length, rules.quota);
     const accepted: AcceptedEvent[] = [];
     const rows: NewEventRow[] = [];
     for (const [position, { index, event, ts }] of resolvable.entries()) {
@@ -96,12 +89,7 @@ export async function ingestEventBatch<R>(
   });
 }
 
-async function appRules(db: Db, appId: string): Promise<AppRules> {
-  const [app, statisticIds] = await Promise.all([findApp(db.kysely, appId), statisticIdsOf(db.kysely, appId)]);
-  return { allowedEventTypes: new Set(app ? allowedEventTypesOf(app) : []), statisticIds };
-}
-
-function judgeEvent(validate: ItemValidator, item: unknown, index: number, receivedAt: Date, rules: AppRules): Rejection | { event: IngestEvent; ts: string } {
+function judgeEvent(validate: ItemValidator, item: unknown, index: number, receivedAt: Date, rules: IngestRules): Rejection | { event: IngestEvent; ts: string } {
   const pointer = `/events/${index}`;
   const schemaRejection = judgeSchema(validate, item, pointer);
   if (schemaRejection) return schemaRejection;
