@@ -1,6 +1,6 @@
 // Linux /proc readings: a process's memory and CPU time, the machine's CPU time,
-// and every PostgreSQL process's CPU time (to see where the cores went).
-import { readdirSync, readFileSync } from 'node:fs';
+// and PostgreSQL processes' CPU time (to see where the cores went).
+import { readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100; // USER_HZ; `getconf CLK_TCK` is 100 on Linux x86 and arm
 
@@ -27,22 +27,6 @@ export function cpuSecondsOf(pid: number): number {
   }
 }
 
-/** CPU seconds used by every process named `name` (e.g. postgres), by pid. */
-export function cpuSecondsByName(name: string): Map<number, number> {
-  const found = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      if (comm === name) found.set(Number(entry), cpuSecondsOf(Number(entry)));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
-
 /** The machine's busy and total CPU seconds so far (all cores). */
 export function machineCpu(): { busy: number; total: number } {
   const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] as string;
@@ -59,11 +43,12 @@ export interface CpuReading {
   machine: { busy: number; total: number };
 }
 
-export function readCpu(pids: number[], withPostgres: boolean): CpuReading {
+/** `postgresPids`: the PostgreSQL processes working for the benchmark (its backends, the WAL writer, ...). */
+export function readCpu(pids: number[], postgresPids: number[] = []): CpuReading {
   return {
     at: performance.now(),
     pids: new Map(pids.map((pid) => [pid, cpuSecondsOf(pid)])),
-    postgres: withPostgres ? cpuSecondsByName('postgres') : new Map(),
+    postgres: new Map(postgresPids.map((pid) => [pid, cpuSecondsOf(pid)])),
     machine: machineCpu(),
   };
 }
@@ -78,7 +63,6 @@ export function cpuBetween(
   const pids = new Map<number, number>();
   for (const [pid, used] of end.pids) pids.set(pid, pct(used - (start.pids.get(pid) ?? 0)));
   let postgres = 0;
-  // A backend that started meanwhile has used all its time inside the window.
   for (const [pid, used] of end.postgres) postgres += used - (start.postgres.get(pid) ?? 0);
   const machineTotal = end.machine.total - start.machine.total;
   return {

@@ -97,7 +97,14 @@ function valuesList(rows: number, columns: number): string {
  * prepared multi-row INSERT ... VALUES per batch: one statement, hence one transaction
  * (autocommit) of 100 rows, and one round trip.
  */
-export async function rawPostgres(url: string, batches: RowTemplate[][], scope: RawScope, seconds: number, connections: number): Promise<RawResult> {
+export async function rawPostgres(
+  url: string,
+  batches: RowTemplate[][],
+  scope: RawScope,
+  seconds: number,
+  connections: number,
+  around: { connected(): Promise<void>; done(): Promise<void> } = { connected: async () => {}, done: async () => {} },
+): Promise<RawResult> {
   const clients = await Promise.all(
     Array.from({ length: connections }, async () => {
       const client = new Client({ connectionString: url });
@@ -106,6 +113,7 @@ export async function rawPostgres(url: string, batches: RowTemplate[][], scope: 
     }),
   );
   try {
+    await around.connected();
     const started = performance.now();
     const deadline = started + seconds * 1000;
     let events = 0;
@@ -126,6 +134,7 @@ export async function rawPostgres(url: string, batches: RowTemplate[][], scope: 
       }),
     );
     const elapsed = (performance.now() - started) / 1000;
+    await around.done();
     return { events, seconds: elapsed, eventsPerSecond: Math.round(events / elapsed), transactions };
   } finally {
     await Promise.all(clients.map((c) => c.end()));

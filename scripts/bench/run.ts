@@ -99,6 +99,26 @@ async function postgresReachable(): Promise<string | undefined> {
   }
 }
 
+const applicationName = `ingest-bench-${process.pid}`;
+
+/**
+ * The PostgreSQL backends serving the benchmark's connections. Shared background processes
+ * (WAL writer, checkpointer) also work for other databases' clients: they count as "other".
+ */
+async function postgresPids(): Promise<number[]> {
+  const c = new Client({ connectionString: settings.postgresUrl });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ pid: number }>(
+      `select pid from pg_stat_activity where application_name = $1`,
+      [applicationName],
+    );
+    return rows.map((r) => r.pid);
+  } finally {
+    await c.end();
+  }
+}
+
 /** A fresh SQLite file in the temp dir, or a fresh PostgreSQL schema (dropped by drop()). */
 async function freshTarget(kind: Kind, name: string): Promise<Target> {
   if (kind === 'sqlite') {
@@ -116,6 +136,8 @@ async function freshTarget(kind: Kind, name: string): Promise<Target> {
   await admin.end();
   const url = new URL(settings.postgresUrl);
   url.searchParams.set('options', `-c search_path=${schema}`);
+  // Names the benchmark's connections, so that their backends' CPU time can be told from others'.
+  url.searchParams.set('application_name', applicationName);
   let dropped = false;
   const drop = async () => {
     if (dropped) return;
@@ -276,16 +298,18 @@ async function drive(server: Running, authorization: string | undefined, withPos
   let fromUs = 0;
   let rssMax = 0;
   let sampler: NodeJS.Timeout | undefined;
+  let pgPids: number[] = [];
   const result = await new Promise<{ load: LoadResult; end: CpuReading; toUs: number }>((resolve, reject) => {
-    child.on('message', (message: { type: string; at?: string; result?: LoadResult }) => {
+    child.on('message', async (message: { type: string; at?: string; result?: LoadResult }) => {
       if (message.type === 'measuring') {
         fromUs = Number(message.at);
-        startCpu = readCpu([serverPid, loadPid], withPostgres);
+        pgPids = withPostgres ? await postgresPids() : [];
+        startCpu = readCpu([serverPid, loadPid], pgPids);
         sampler = setInterval(() => {
           rssMax = Math.max(rssMax, memoryOf(serverPid)?.rssMb ?? 0);
         }, 200);
       } else if (message.type === 'result' && message.result) {
-        const end = readCpu([serverPid, loadPid], withPostgres);
+        const end = readCpu([serverPid, loadPid], pgPids);
         resolve({ load: message.result, end, toUs: Number(process.hrtime.bigint() / 1000n) });
       }
     });
@@ -446,12 +470,25 @@ async function measureRaw(kind: Kind, templates: RowTemplate[][]): Promise<RawFi
     };
     const quietBefore = await waitForQuiet(`raw ${kind}`);
     log(`raw ${kind}: ${settings.durationSeconds} s of ${settings.batch}-row transactions${kind === 'postgres' ? `, ${settings.connections} connections` : ''}`);
-    const start = readCpu([process.pid], kind === 'postgres');
-    const result =
-      kind === 'sqlite'
-        ? rawSqlite((target.config as { path: string }).path, templates, scope, settings.durationSeconds)
-        : await rawPostgres(target.databaseUrl, templates, scope, settings.durationSeconds, settings.connections);
-    const cpu = cpuBetween(start, readCpu([process.pid], kind === 'postgres'));
+    let start = readCpu([process.pid]);
+    let end = start;
+    let result: RawResult;
+    if (kind === 'sqlite') {
+      result = rawSqlite((target.config as { path: string }).path, templates, scope, settings.durationSeconds);
+      end = readCpu([process.pid]);
+    } else {
+      let pgPids: number[] = [];
+      result = await rawPostgres(target.databaseUrl, templates, scope, settings.durationSeconds, settings.connections, {
+        connected: async () => {
+          pgPids = await postgresPids();
+          start = readCpu([process.pid], pgPids);
+        },
+        done: async () => {
+          end = readCpu([process.pid], pgPids);
+        },
+      });
+    }
+    const cpu = cpuBetween(start, end);
     const benchPct = cpu.pids.get(process.pid) ?? 0;
     log(`raw ${kind}: ${result.eventsPerSecond} events/s`);
     return {
