@@ -13,7 +13,8 @@
 // BENCH_DATABASES (sqlite,postgres), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test),
 // BENCH_GROWTH (1; 0 skips), BENCH_GROWTH_EVENTS (2000000), BENCH_PROFILE (0; 1 adds a profiled
 // service run per database and summarizes it), BENCH_LOG_LEVEL (server LOG_LEVEL, warn),
-// BENCH_RESULTS_DIR (bench/results).
+// BENCH_RESULTS_DIR (bench/results), BENCH_QUIET_PCT (15) and BENCH_QUIET_WAIT (s, 30): before each
+// measurement, wait that long at most for the machine to be that idle.
 import { fork, spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -27,11 +28,22 @@ import { newId } from '../../src/data/ids';
 import { projectRoot } from '../../src/paths';
 import type { LoadOptions, LoadResult } from './load';
 import { cpuBetween, machineBusyOver, memoryOf, readCpu, type CpuReading } from './proc';
-import { formatProfile, summarizeProfile, type ProfileSummary } from './profile';
+import { summarizeProfile, type ProfileSummary } from './profile';
+import {
+  evaluateTargets,
+  formatReport,
+  type CpuFigures,
+  type DatabaseFigures,
+  type HttpFigures,
+  type Kind,
+  type Quiet,
+  type RawFigures,
+  type Results,
+  type ServiceFigures,
+} from './report';
 import { bulkLoadPostgres, bulkLoadSqlite, ensureWorkers, rawPostgres, rawSqlite, type RawResult, type RawScope } from './raw';
 import { allowedEventTypes, makePool, rowTemplates, type RowTemplate } from './workload';
 
-type Kind = 'sqlite' | 'postgres';
 
 function numberEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -57,7 +69,7 @@ const settings = {
   serverLogLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
   /** Before each measurement, wait up to quietWaitSeconds for the machine to be at most quietPct % busy. */
   quietPct: numberEnv('BENCH_QUIET_PCT', 15),
-  quietWaitSeconds: numberEnv('BENCH_QUIET_WAIT', 120),
+  quietWaitSeconds: numberEnv('BENCH_QUIET_WAIT', 30),
   resultsDir: path.resolve(projectRoot, process.env.BENCH_RESULTS_DIR ?? 'bench/results'),
   /** Service configuration for the run: limits raised by configuration, nothing else changed. */
   serverEnv: { RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_PER_ORG: '10000000', EVENT_CATEGORY_SET: 'B' } as Record<string, string>,
@@ -272,11 +284,7 @@ interface Measured {
   load: LoadResult;
   /** Measured window, monotonic clock, microseconds (for the profile). */
   window: { fromUs: number; toUs: number };
-  /**
-   * % of one core over the measured window. `otherPct`: machine busy time no benchmark
-   * process accounts for (other processes on the machine, interrupts).
-   */
-  cpu: { serverPct: number; loadGeneratorPct: number; postgresPct: number; otherPct: number; machineBusyPct: number };
+  cpu: CpuFigures;
   rssMaxSampledMb: number;
 }
 
@@ -337,12 +345,6 @@ async function drive(server: Running, authorization: string | undefined, withPos
 
 // ---------------------------------------------------------------- measurements
 
-interface Quiet {
-  /** How busy the machine was (% of all cores) just before the measurement, and how long we waited for that. */
-  busyPct: number;
-  waitedSeconds: number;
-}
-
 /** Other work on a shared machine skews every figure: give it a chance to finish first. */
 async function waitForQuiet(label: string): Promise<Quiet> {
   const started = performance.now();
@@ -356,19 +358,6 @@ async function waitForQuiet(label: string): Promise<Quiet> {
   const waitedSeconds = Math.round((performance.now() - started) / 1000);
   if (busy > settings.quietPct) log(`${label}: still ${busy}% busy; measuring anyway (see "other" CPU)`);
   return { busyPct: busy, waitedSeconds };
-}
-
-interface HttpFigures {
-  eventsPerSecond: number;
-  requestsPerSecond: number;
-  accepted202: number;
-  non202: Record<string, number>;
-  errors: number;
-  timeouts: number;
-  latencyMs: LoadResult['latencyMs'];
-  seconds: number;
-  cpu: Measured['cpu'];
-  quietBefore: Quiet;
 }
 
 function httpFigures(m: Measured, quietBefore: Quiet): HttpFigures {
@@ -386,13 +375,6 @@ function httpFigures(m: Measured, quietBefore: Quiet): HttpFigures {
     cpu: m.cpu,
     quietBefore,
   };
-}
-
-interface ServiceFigures extends HttpFigures {
-  rss: { peakMb: number; maxSampledMb: number };
-  /** Rows the run added to `events`, and what its 202s (warm-up included) promised: at least that many. */
-  eventsStored: { added: number; promisedBy202: number };
-  profile?: ProfileSummary;
 }
 
 async function measureService(target: Target, setup: Setup, label: string, options: { profile?: boolean } = {}): Promise<ServiceFigures> {
@@ -450,12 +432,6 @@ async function measureBare(): Promise<HttpFigures> {
   }
 }
 
-interface RawFigures extends RawResult {
-  /** % of one core: this process (the driver side), PostgreSQL, everything else. */
-  cpu: { benchPct: number; postgresPct: number; otherPct: number };
-  quietBefore: Quiet;
-}
-
 async function measureRaw(kind: Kind, templates: RowTemplate[][]): Promise<RawFigures> {
   const target = await freshTarget(kind, 'raw');
   try {
@@ -499,14 +475,6 @@ async function measureRaw(kind: Kind, templates: RowTemplate[][]): Promise<RawFi
   } finally {
     await target.drop();
   }
-}
-
-interface DatabaseFigures {
-  service: ServiceFigures;
-  raw: RawFigures;
-  growth?: ServiceFigures & { bulkLoad: { loaded: number; seconds: number }; eventsInTable: number };
-  profile?: ProfileSummary;
-  ratios: { serviceToRaw: number; serviceToBare: number; growthToEmpty?: number };
 }
 
 async function measureDatabase(kind: Kind, templates: RowTemplate[][], bare: HttpFigures): Promise<DatabaseFigures> {
@@ -557,96 +525,6 @@ function ratio(a: number, b: number): number {
   return b > 0 ? Math.round((a / b) * 100) / 100 : 0;
 }
 
-// ---------------------------------------------------------------- report
-
-interface Results {
-  startedAt: string;
-  totalSeconds: number;
-  machine: Record<string, unknown>;
-  settings: Omit<typeof settings, 'resultsDir'>;
-  workload: Record<string, unknown>;
-  bare: HttpFigures;
-  databases: Partial<Record<Kind, DatabaseFigures | { skipped: string }>>;
-  targets: { target: string; met: boolean; detail: string }[];
-}
-
-const fmt = (n: number | undefined) => (n === undefined ? '–' : Math.round(n).toLocaleString('en'));
-const x = (n: number | undefined) => (n === undefined ? '–' : `${n.toFixed(2)}×`);
-
-function measuredDatabases(results: Results): [Kind, DatabaseFigures][] {
-  return Object.entries(results.databases).filter((e): e is [Kind, DatabaseFigures] => 'service' in (e[1] as object));
-}
-
-function table(results: Results): string {
-  const dbs = measuredDatabases(results);
-  const rows: [string, (d: DatabaseFigures) => string][] = [
-    ['service: events/s accepted (202)', (d) => fmt(d.service.eventsPerSecond)],
-    ['service: requests/s (202)', (d) => fmt(d.service.requestsPerSecond)],
-    ['service: latency p50 / p99 / max (ms)', (d) => `${d.service.latencyMs.p50} / ${d.service.latencyMs.p99} / ${d.service.latencyMs.max}`],
-    ['service: non-202 responses, errors', (d) => `${nonOk(d.service)}`],
-    ['service: server peak RSS (MB)', (d) => fmt(d.service.rss.peakMb)],
-    ['service: CPU % of one core: server / load gen / postgres / other', (d) => cpuCells(d.service.cpu)],
-    ['raw driver: events/s', (d) => fmt(d.raw.eventsPerSecond)],
-    ['raw: CPU % of one core: driver process / postgres / other', (d) => `${d.raw.cpu.benchPct} / ${d.raw.cpu.postgresPct || '–'} / ${d.raw.cpu.otherPct}`],
-    ['bare HTTP: events/s', () => fmt(results.bare.eventsPerSecond)],
-    ['bare HTTP: p99 (ms); CPU % of one core: server / load gen / other', () => `${results.bare.latencyMs.p99}; ${results.bare.cpu.serverPct} / ${results.bare.cpu.loadGeneratorPct} / ${results.bare.cpu.otherPct}`],
-    ['service / raw', (d) => x(d.ratios.serviceToRaw)],
-    ['service / bare', (d) => x(d.ratios.serviceToBare)],
-  ];
-  if (dbs.some(([, d]) => d.growth)) {
-    rows.push(
-      ['growth: events/s with N events stored', (d) => (d.growth ? `${fmt(d.growth.eventsPerSecond)} (N=${fmt(d.growth.eventsInTable)})` : '–')],
-      ['growth: latency p50 / p99 / max (ms)', (d) => (d.growth ? `${d.growth.latencyMs.p50} / ${d.growth.latencyMs.p99} / ${d.growth.latencyMs.max}` : '–')],
-      ['growth: non-202 responses, errors', (d) => (d.growth ? nonOk(d.growth) : '–')],
-      ['growth: server peak RSS (MB)', (d) => (d.growth ? fmt(d.growth.rss.peakMb) : '–')],
-      ['growth: CPU % of one core: server / load gen / postgres / other', (d) => (d.growth ? cpuCells(d.growth.cpu) : '–')],
-      ['growth / empty', (d) => x(d.ratios.growthToEmpty)],
-    );
-  }
-  const header = `| | ${dbs.map(([k]) => k).join(' | ')} |`;
-  const rule = `|---|${dbs.map(() => '---:').join('|')}|`;
-  return [header, rule, ...rows.map(([name, cell]) => `| ${name} | ${dbs.map(([, d]) => cell(d)).join(' | ')} |`)].join('\n');
-}
-
-function cpuCells(c: Measured['cpu']): string {
-  return `${c.serverPct} / ${c.loadGeneratorPct} / ${c.postgresPct || '–'} / ${c.otherPct}`;
-}
-
-function nonOk(f: HttpFigures): string {
-  const non = Object.values(f.non202).reduce((a, b) => a + b, 0);
-  const detail = Object.entries(f.non202).map(([s, n]) => `${s}:${n}`).join(' ');
-  return `${non}${detail ? ` (${detail})` : ''}, ${f.errors}`;
-}
-
-function evaluateTargets(results: Results): Results['targets'] {
-  const targets: Results['targets'] = [];
-  const want = { sqlite: { ratio: 0.8, eps: 25_000 }, postgres: { ratio: 0.7, eps: 40_000 } };
-  for (const [kind, d] of measuredDatabases(results)) {
-    const w = want[kind];
-    targets.push({
-      target: `${kind}: service ≥ ${w.ratio} × raw`,
-      met: d.ratios.serviceToRaw >= w.ratio,
-      detail: `${d.ratios.serviceToRaw} (${fmt(d.service.eventsPerSecond)} / ${fmt(d.raw.eventsPerSecond)})`,
-    });
-    targets.push({ target: `${kind}: service ≥ ${fmt(w.eps)} events/s`, met: d.service.eventsPerSecond >= w.eps, detail: fmt(d.service.eventsPerSecond) });
-    const runs = [d.service, ...(d.growth ? [d.growth] : [])];
-    const p99 = Math.max(...runs.map((r) => r.latencyMs.p99));
-    const max = Math.max(...runs.map((r) => r.latencyMs.max));
-    targets.push({ target: `${kind}: p99 ≤ 100 ms at ${settings.connections} connections`, met: p99 <= 100, detail: `${p99} ms` });
-    targets.push({ target: `${kind}: no request over 1 s`, met: max <= 1000 && runs.every((r) => r.timeouts === 0), detail: `max ${max} ms` });
-    if (d.growth) {
-      targets.push({
-        target: `${kind}: with ${fmt(d.growth.eventsInTable)} events stored ≥ 0.8 × empty`,
-        met: (d.ratios.growthToEmpty ?? 0) >= 0.8,
-        detail: `${d.ratios.growthToEmpty}`,
-      });
-    }
-    const rss = Math.max(...runs.map((r) => r.rss.peakMb));
-    targets.push({ target: `${kind}: server RSS ≤ 250 MB`, met: rss <= 250, detail: `${rss} MB peak` });
-  }
-  return targets;
-}
-
 function previousResults(): { file: string; results: Results } | undefined {
   let files: string[];
   try {
@@ -661,30 +539,6 @@ function previousResults(): { file: string; results: Results } | undefined {
   } catch {
     return undefined;
   }
-}
-
-function delta(previous: { file: string; results: Results }, now: Results): string {
-  const lines = [`Compared with ${previous.file}:`];
-  const change = (name: string, a: number | undefined, b: number | undefined, unit = '') => {
-    if (a === undefined || b === undefined) return;
-    const pct = a === 0 ? 0 : ((b - a) / a) * 100;
-    lines.push(`  ${name.padEnd(34)} ${fmt(a)}${unit} → ${fmt(b)}${unit}  (${pct >= 0 ? '+' : ''}${pct.toFixed(1)}%)`);
-  };
-  change('bare HTTP events/s', previous.results.bare?.eventsPerSecond, now.bare.eventsPerSecond);
-  for (const [kind, d] of measuredDatabases(now)) {
-    const p = previous.results.databases?.[kind];
-    if (!p || !('service' in p)) continue;
-    change(`${kind} service events/s`, p.service.eventsPerSecond, d.service.eventsPerSecond);
-    change(`${kind} service p99`, p.service.latencyMs.p99, d.service.latencyMs.p99, ' ms');
-    change(`${kind} service peak RSS`, p.service.rss.peakMb, d.service.rss.peakMb, ' MB');
-    change(`${kind} raw events/s`, p.raw.eventsPerSecond, d.raw.eventsPerSecond);
-    change(`${kind} growth events/s`, p.growth?.eventsPerSecond, d.growth?.eventsPerSecond);
-  }
-  const s = previous.results.settings;
-  if (s && (s.durationSeconds !== settings.durationSeconds || s.connections !== settings.connections || s.batch !== settings.batch)) {
-    lines.push(`  (settings differ: previous ${s.durationSeconds} s, ${s.connections} connections, batch ${s.batch})`);
-  }
-  return lines.join('\n');
 }
 
 async function machineInfo(postgres: boolean): Promise<Record<string, unknown>> {
@@ -765,23 +619,7 @@ async function main(): Promise<void> {
   const file = path.join(settings.resultsDir, `${stamp}.json`);
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
 
-  const out: string[] = [''];
-  out.push(
-    `Benchmark ${startedAt} — ${machine.cpus} cores (${String(machine.cpuModel)}), node ${process.version}, ` +
-      `${settings.connections} connections, ${settings.batch} events/request (~${pool.eventBytes} B each), ` +
-      `${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s measured`,
-    '',
-    table(results),
-    '',
-  );
-  for (const [kind, d] of measuredDatabases(results)) if (d.profile) out.push(formatProfile(kind, d.profile), '');
-  out.push('Targets:');
-  for (const t of results.targets) out.push(`  ${t.met ? 'met    ' : 'NOT met'}  ${t.target}: ${t.detail}`);
-  for (const [kind, d] of Object.entries(databases)) if (d && 'skipped' in d) out.push(`  skipped  ${kind}: ${d.skipped}`);
-  out.push('');
-  if (previous) out.push(delta(previous, results), '');
-  out.push(`Results: ${path.relative(projectRoot, file)}`, `Total run time: ${results.totalSeconds} s`);
-  process.stdout.write(out.join('\n') + '\n');
+  process.stdout.write(`\n${formatReport(results, previous)}\nResults: ${path.relative(projectRoot, file)}\n`);
 }
 
 async function cleanUp(): Promise<void> {
