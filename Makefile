@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NPX := npx --no-install
 
-.PHONY: install build run generate lint check-generated test bench soak clean
+.PHONY: install build run generate lint check-generated test bench bench-profile soak clean
 
 # npm ci only when the lockfile changed since the last install.
 node_modules/.installed: package.json package-lock.json
@@ -30,6 +30,16 @@ lint: install check-generated
 
 test: lint build
 	bash scripts/test.sh
+
+# Throughput of POST /api/v1/ingest/events next to the raw-driver and bare-HTTP ceilings, on SQLite
+# and PostgreSQL (when reachable), with a growth run on 2M stored events. About 5 minutes.
+# Options by environment, e.g. `BENCH_DURATION=5 BENCH_GROWTH=0 make bench`: see scripts/bench/run.ts.
+bench: build
+	node dist/scripts/bench/run.js
+
+# The same, plus a CPU-profiled service run per database, summarized (top self-time functions).
+bench-profile: build
+	BENCH_PROFILE=1 node dist/scripts/bench/run.js
 
 clean:
 	rm -rf dist

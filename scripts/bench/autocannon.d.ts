@@ -1,0 +1,47 @@
+// The part of autocannon's programmatic API the benchmark uses (the package ships no types).
+declare module 'autocannon' {
+  interface Histogram {
+    average: number;
+    mean: number;
+    stddev: number;
+    min: number;
+    max: number;
+    p50: number;
+    p90: number;
+    p99: number;
+    p99_9: number;
+    [percentile: string]: number;
+  }
+  interface Result {
+    duration: number;
+    start: Date;
+    finish: Date;
+    errors: number;
+    timeouts: number;
+    non2xx: number;
+    latency: Histogram;
+    requests: Histogram & { total: number };
+    throughput: Histogram & { total: number };
+    statusCodeStats: Record<string, { count: number }>;
+  }
+  interface Request {
+    method?: string;
+    path?: string;
+    body?: string | Buffer;
+    headers?: Record<string, string>;
+  }
+  interface Options {
+    url: string;
+    connections?: number;
+    duration?: number;
+    timeout?: number;
+    pipelining?: number;
+    headers?: Record<string, string>;
+    requests?: Request[];
+  }
+  function autocannon(options: autocannon.Options): Promise<autocannon.Result>;
+  namespace autocannon {
+    export type { Result, Options, Request, Histogram };
+  }
+  export = autocannon;
+}

@@ -1,0 +1,222 @@
+// The benchmark's results: their shape (bench/results/*.json), the table, the targets,
+// the comparison with a previous run. Standalone, re-renders a results file:
+//   node dist/scripts/bench/report.js bench/results/FILE.json [PREVIOUS.json]
+import { readFileSync } from 'node:fs';
+import type { LoadResult } from './load';
+import { formatProfile, type ProfileSummary } from './profile';
+import type { RawResult } from './raw';
+
+export type Kind = 'sqlite' | 'postgres';
+
+export interface RecordedSettings {
+  durationSeconds: number;
+  warmupSeconds: number;
+  connections: number;
+  batch: number;
+  [setting: string]: unknown;
+}
+
+/**
+ * % of one core over the measured window. `otherPct`: machine busy time no benchmark
+ * process accounts for (other processes on the machine, interrupts).
+ */
+export interface CpuFigures {
+  serverPct: number;
+  loadGeneratorPct: number;
+  postgresPct: number;
+  otherPct: number;
+  machineBusyPct: number;
+}
+
+export interface Quiet {
+  /** How busy the machine was (% of all cores) just before the measurement, and how long we waited for that. */
+  busyPct: number;
+  waitedSeconds: number;
+}
+
+export interface HttpFigures {
+  eventsPerSecond: number;
+  requestsPerSecond: number;
+  accepted202: number;
+  non202: Record<string, number>;
+  errors: number;
+  timeouts: number;
+  latencyMs: LoadResult['latencyMs'];
+  seconds: number;
+  cpu: CpuFigures;
+  quietBefore: Quiet;
+}
+
+export interface ServiceFigures extends HttpFigures {
+  rss: { peakMb: number; maxSampledMb: number };
+  /** Rows the run added to `events`, and what its 202s (warm-up included) promised: at least that many. */
+  eventsStored: { added: number; promisedBy202: number };
+  profile?: ProfileSummary;
+}
+
+export interface RawFigures extends RawResult {
+  /** % of one core: this process (the driver side), PostgreSQL, everything else. */
+  cpu: { benchPct: number; postgresPct: number; otherPct: number };
+  quietBefore: Quiet;
+}
+
+export interface DatabaseFigures {
+  service: ServiceFigures;
+  raw: RawFigures;
+  growth?: ServiceFigures & { bulkLoad: { loaded: number; seconds: number }; eventsInTable: number };
+  profile?: ProfileSummary;
+  ratios: { serviceToRaw: number; serviceToBare: number; growthToEmpty?: number };
+}
+
+export interface Results {
+  startedAt: string;
+  totalSeconds: number;
+  machine: Record<string, unknown>;
+  settings: RecordedSettings;
+  workload: Record<string, unknown>;
+  bare: HttpFigures;
+  databases: Partial<Record<Kind, DatabaseFigures | { skipped: string }>>;
+  targets: { target: string; met: boolean; detail: string }[];
+}
+
+export const fmt = (n: number | undefined) => (n === undefined ? '–' : Math.round(n).toLocaleString('en'));
+const x = (n: number | undefined) => (n === undefined ? '–' : `${n.toFixed(2)}×`);
+
+export function measuredDatabases(results: Results): [Kind, DatabaseFigures][] {
+  return Object.entries(results.databases).filter((e): e is [Kind, DatabaseFigures] => 'service' in (e[1] as object));
+}
+
+export function table(results: Results): string {
+  const dbs = measuredDatabases(results);
+  const rows: [string, (d: DatabaseFigures) => string][] = [
+    ['service: events/s accepted (202)', (d) => fmt(d.service.eventsPerSecond)],
+    ['service: requests/s (202)', (d) => fmt(d.service.requestsPerSecond)],
+    ['service: latency p50 / p99 / max (ms)', (d) => `${d.service.latencyMs.p50} / ${d.service.latencyMs.p99} / ${d.service.latencyMs.max}`],
+    ['service: non-202 responses, errors', (d) => `${nonOk(d.service)}`],
+    ['service: server peak RSS (MB)', (d) => fmt(d.service.rss.peakMb)],
+    ['service: CPU % of one core: server / load gen / postgres / other', (d) => cpuCells(d.service.cpu)],
+    ['service: CPU ms per 1,000 events: server / postgres', (d) => perThousand(d.service.eventsPerSecond, d.service.cpu.serverPct, d.service.cpu.postgresPct)],
+    ['raw driver: events/s', (d) => fmt(d.raw.eventsPerSecond)],
+    ['raw: CPU % of one core: driver process / postgres / other', (d) => `${d.raw.cpu.benchPct} / ${d.raw.cpu.postgresPct || '–'} / ${d.raw.cpu.otherPct}`],
+    ['raw: CPU ms per 1,000 events: driver process / postgres', (d) => perThousand(d.raw.eventsPerSecond, d.raw.cpu.benchPct, d.raw.cpu.postgresPct)],
+    ['bare HTTP: events/s', () => fmt(results.bare.eventsPerSecond)],
+    ['bare HTTP: p99 (ms); CPU % of one core: server / load gen / other', () => `${results.bare.latencyMs.p99}; ${results.bare.cpu.serverPct} / ${results.bare.cpu.loadGeneratorPct} / ${results.bare.cpu.otherPct}`],
+    ['service / raw', (d) => x(d.ratios.serviceToRaw)],
+    ['service / bare', (d) => x(d.ratios.serviceToBare)],
+  ];
+  if (dbs.some(([, d]) => d.growth)) {
+    rows.push(
+      ['growth: events/s with N events stored', (d) => (d.growth ? `${fmt(d.growth.eventsPerSecond)} (N=${fmt(d.growth.eventsInTable)})` : '–')],
+      ['growth: latency p50 / p99 / max (ms)', (d) => (d.growth ? `${d.growth.latencyMs.p50} / ${d.growth.latencyMs.p99} / ${d.growth.latencyMs.max}` : '–')],
+      ['growth: non-202 responses, errors', (d) => (d.growth ? nonOk(d.growth) : '–')],
+      ['growth: server peak RSS (MB)', (d) => (d.growth ? fmt(d.growth.rss.peakMb) : '–')],
+      ['growth: CPU % of one core: server / load gen / postgres / other', (d) => (d.growth ? cpuCells(d.growth.cpu) : '–')],
+      ['growth / empty', (d) => x(d.ratios.growthToEmpty)],
+    );
+  }
+  const header = `| | ${dbs.map(([k]) => k).join(' | ')} |`;
+  const rule = `|---|${dbs.map(() => '---:').join('|')}|`;
+  return [header, rule, ...rows.map(([name, cell]) => `| ${name} | ${dbs.map(([, d]) => cell(d)).join(' | ')} |`)].join('\n');
+}
+
+/** CPU time per 1,000 events, ms: steadier than throughput on a machine shared with other work. */
+function perThousand(eventsPerSecond: number, ...pcts: number[]): string {
+  return pcts.map((pct) => (pct && eventsPerSecond ? ((pct / 100 / eventsPerSecond) * 1e6).toFixed(0) : '–')).join(' / ');
+}
+
+function cpuCells(c: CpuFigures): string {
+  return `${c.serverPct} / ${c.loadGeneratorPct} / ${c.postgresPct || '–'} / ${c.otherPct}`;
+}
+
+function nonOk(f: HttpFigures): string {
+  const non = Object.values(f.non202).reduce((a, b) => a + b, 0);
+  const detail = Object.entries(f.non202).map(([s, n]) => `${s}:${n}`).join(' ');
+  return `${non}${detail ? ` (${detail})` : ''}, ${f.errors}`;
+}
+
+export function evaluateTargets(results: Results): Results['targets'] {
+  const targets: Results['targets'] = [];
+  const want = { sqlite: { ratio: 0.8, eps: 25_000 }, postgres: { ratio: 0.7, eps: 40_000 } };
+  for (const [kind, d] of measuredDatabases(results)) {
+    const w = want[kind];
+    targets.push({
+      target: `${kind}: service ≥ ${w.ratio} × raw`,
+      met: d.ratios.serviceToRaw >= w.ratio,
+      detail: `${d.ratios.serviceToRaw} (${fmt(d.service.eventsPerSecond)} / ${fmt(d.raw.eventsPerSecond)})`,
+    });
+    targets.push({ target: `${kind}: service ≥ ${fmt(w.eps)} events/s`, met: d.service.eventsPerSecond >= w.eps, detail: fmt(d.service.eventsPerSecond) });
+    const runs = [d.service, ...(d.growth ? [d.growth] : [])];
+    const p99 = Math.max(...runs.map((r) => r.latencyMs.p99));
+    const max = Math.max(...runs.map((r) => r.latencyMs.max));
+    targets.push({ target: `${kind}: p99 ≤ 100 ms at ${results.settings.connections} connections`, met: p99 <= 100, detail: `${p99} ms` });
+    targets.push({ target: `${kind}: no request over 1 s`, met: max <= 1000 && runs.every((r) => r.timeouts === 0), detail: `max ${max} ms` });
+    if (d.growth) {
+      targets.push({
+        target: `${kind}: with ${fmt(d.growth.eventsInTable)} events stored ≥ 0.8 × empty`,
+        met: (d.ratios.growthToEmpty ?? 0) >= 0.8,
+        detail: `${d.ratios.growthToEmpty}`,
+      });
+    }
+    const rss = Math.max(...runs.map((r) => r.rss.peakMb));
+    targets.push({ target: `${kind}: server RSS ≤ 250 MB`, met: rss <= 250, detail: `${rss} MB peak` });
+  }
+  return targets;
+}
+
+export function delta(previous: { file: string; results: Results }, now: Results): string {
+  const lines = [`Compared with ${previous.file}:`];
+  const change = (name: string, a: number | undefined, b: number | undefined, unit = '') => {
+    if (a === undefined || b === undefined) return;
+    const pct = a === 0 ? 0 : ((b - a) / a) * 100;
+    lines.push(`  ${name.padEnd(34)} ${fmt(a)}${unit} → ${fmt(b)}${unit}  (${pct >= 0 ? '+' : ''}${pct.toFixed(1)}%)`);
+  };
+  change('bare HTTP events/s', previous.results.bare?.eventsPerSecond, now.bare.eventsPerSecond);
+  for (const [kind, d] of measuredDatabases(now)) {
+    const p = previous.results.databases?.[kind];
+    if (!p || !('service' in p)) continue;
+    change(`${kind} service events/s`, p.service.eventsPerSecond, d.service.eventsPerSecond);
+    change(`${kind} service p99`, p.service.latencyMs.p99, d.service.latencyMs.p99, ' ms');
+    change(`${kind} service peak RSS`, p.service.rss.peakMb, d.service.rss.peakMb, ' MB');
+    change(`${kind} raw events/s`, p.raw.eventsPerSecond, d.raw.eventsPerSecond);
+    change(`${kind} growth events/s`, p.growth?.eventsPerSecond, d.growth?.eventsPerSecond);
+  }
+  const s = previous.results.settings;
+  const n = now.settings;
+  if (s && (s.durationSeconds !== n.durationSeconds || s.connections !== n.connections || s.batch !== n.batch)) {
+    lines.push(`  (settings differ: previous ${s.durationSeconds} s, ${s.connections} connections, batch ${s.batch})`);
+  }
+  return lines.join('\n');
+}
+
+
+/** The whole printed report of one run. */
+export function formatReport(results: Results, previous?: { file: string; results: Results }): string {
+  const s = results.settings;
+  const m = results.machine;
+  const out: string[] = [
+    `Benchmark ${results.startedAt} — ${String(m.cpus)} cores (${String(m.cpuModel)}), node ${String(m.node)}, ` +
+      `${s.connections} connections, ${s.batch} events/request (~${String(results.workload.bytesPerEvent)} B each), ` +
+      `${s.warmupSeconds} s warm-up + ${s.durationSeconds} s measured`,
+    '',
+    table(results),
+    '',
+  ];
+  for (const [kind, d] of measuredDatabases(results)) if (d.profile) out.push(formatProfile(kind, d.profile), '');
+  out.push('Targets:');
+  for (const t of results.targets) out.push(`  ${t.met ? 'met    ' : 'NOT met'}  ${t.target}: ${t.detail}`);
+  for (const [kind, d] of Object.entries(results.databases)) if (d && 'skipped' in d) out.push(`  skipped  ${kind}: ${d.skipped}`);
+  out.push('');
+  if (previous) out.push(delta(previous, results), '');
+  out.push(`Total run time: ${results.totalSeconds} s`);
+  return out.join('\n');
+}
+
+if (require.main === module) {
+  const [file, previousFile] = process.argv.slice(2);
+  if (!file) {
+    process.stderr.write('usage: node dist/scripts/bench/report.js RESULTS.json [PREVIOUS.json]\n');
+    process.exit(2);
+  }
+  const read = (f: string) => JSON.parse(readFileSync(f, 'utf8')) as Results;
+  process.stdout.write(formatReport(read(file), previousFile ? { file: previousFile, results: read(previousFile) } : undefined) + '\n');
+}

@@ -1,0 +1,643 @@
+// `make bench`: POST /api/v1/ingest/events under load, next to two ceilings, on
+// SQLite and (when reachable) PostgreSQL. See README "Performance" and the options below.
+//
+//   service  the built server (node dist/src/server.js) as a child process on a fresh
+//            database set up with bin/ingestctl, driven by autocannon in its own process
+//   raw      the same rows through better-sqlite3 / pg, 100 per transaction, no HTTP,
+//            into a fresh database migrated by the project's migrations
+//   bare     a node:http server that only reads and JSON.parses the same bodies
+//   growth   the service again once the events table holds 2 million rows
+//
+// Options (environment): BENCH_DURATION (s, 20), BENCH_WARMUP (s, 5), BENCH_CONNECTIONS (10),
+// BENCH_BATCH (events per request, 100), BENCH_WORKERS (1000), BENCH_BODIES (distinct bodies, 200),
+// BENCH_DATABASES (sqlite,postgres), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test),
+// BENCH_GROWTH (1; 0 skips), BENCH_GROWTH_EVENTS (2000000), BENCH_PROFILE (0; 1 adds a profiled
+// service run per database and summarizes it), BENCH_LOG_LEVEL (server LOG_LEVEL, warn),
+// BENCH_RESULTS_DIR (bench/results), BENCH_QUIET_PCT (15) and BENCH_QUIET_WAIT (s, 30): before each
+// measurement, wait that long at most for the machine to be that idle.
+import { fork, spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Client } from 'pg';
+import type { DatabaseConfig } from '../../src/config';
+import { migrate, openDatabase } from '../../src/data/db';
+import { newId } from '../../src/data/ids';
+import { projectRoot } from '../../src/paths';
+import type { LoadOptions, LoadResult } from './load';
+import { cpuBetween, machineBusyOver, memoryOf, readCpu, type CpuReading } from './proc';
+import { summarizeProfile, type ProfileSummary } from './profile';
+import {
+  evaluateTargets,
+  formatReport,
+  type CpuFigures,
+  type DatabaseFigures,
+  type HttpFigures,
+  type Kind,
+  type Quiet,
+  type RawFigures,
+  type Results,
+  type ServiceFigures,
+} from './report';
+import { bulkLoadPostgres, bulkLoadSqlite, ensureWorkers, rawPostgres, rawSqlite, type RawResult, type RawScope } from './raw';
+import { allowedEventTypes, makePool, rowTemplates, type RowTemplate } from './workload';
+
+
+function numberEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
+  return value;
+}
+
+const settings = {
+  durationSeconds: numberEnv('BENCH_DURATION', 20),
+  warmupSeconds: numberEnv('BENCH_WARMUP', 5),
+  connections: numberEnv('BENCH_CONNECTIONS', 10),
+  batch: numberEnv('BENCH_BATCH', 100),
+  workers: numberEnv('BENCH_WORKERS', 1000),
+  bodies: numberEnv('BENCH_BODIES', 200),
+  databases: (process.env.BENCH_DATABASES ?? 'sqlite,postgres').split(',').map((d) => d.trim()).filter(Boolean) as Kind[],
+  postgresUrl: process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+  growth: process.env.BENCH_GROWTH !== '0',
+  growthEvents: numberEnv('BENCH_GROWTH_EVENTS', 2_000_000),
+  growthDays: 90,
+  profile: process.env.BENCH_PROFILE === '1',
+  serverLogLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
+  /** Before each measurement, wait up to quietWaitSeconds for the machine to be at most quietPct % busy. */
+  quietPct: numberEnv('BENCH_QUIET_PCT', 15),
+  quietWaitSeconds: numberEnv('BENCH_QUIET_WAIT', 30),
+  resultsDir: path.resolve(projectRoot, process.env.BENCH_RESULTS_DIR ?? 'bench/results'),
+  /** Service configuration for the run: limits raised by configuration, nothing else changed. */
+  serverEnv: { RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_PER_ORG: '10000000', EVENT_CATEGORY_SET: 'B' } as Record<string, string>,
+};
+for (const kind of settings.databases) {
+  if (kind !== 'sqlite' && kind !== 'postgres') throw new Error(`BENCH_DATABASES: unknown database "${kind}" (sqlite, postgres)`);
+}
+
+const runStarted = performance.now();
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'ingest-bench-'));
+const cleanups: (() => Promise<void> | void)[] = [];
+const children = new Set<ChildProcess>();
+
+function log(message: string): void {
+  const elapsed = ((performance.now() - runStarted) / 1000).toFixed(0).padStart(4);
+  process.stderr.write(`[bench ${elapsed}s] ${message}\n`);
+}
+
+// ---------------------------------------------------------------- databases
+
+interface Target {
+  kind: Kind;
+  databaseUrl: string;
+  config: DatabaseConfig;
+  drop(): Promise<void>;
+}
+
+async function postgresReachable(): Promise<string | undefined> {
+  const client = new Client({ connectionString: settings.postgresUrl, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+const applicationName = `ingest-bench-${process.pid}`;
+
+/**
+ * The PostgreSQL backends serving the benchmark's connections. Shared background processes
+ * (WAL writer, checkpointer) also work for other databases' clients: they count as "other".
+ */
+async function postgresPids(): Promise<number[]> {
+  const c = new Client({ connectionString: settings.postgresUrl });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ pid: number }>(
+      `select pid from pg_stat_activity where application_name = $1`,
+      [applicationName],
+    );
+    return rows.map((r) => r.pid);
+  } finally {
+    await c.end();
+  }
+}
+
+/** A fresh SQLite file in the temp dir, or a fresh PostgreSQL schema (dropped by drop()). */
+async function freshTarget(kind: Kind, name: string): Promise<Target> {
+  if (kind === 'sqlite') {
+    const file = path.join(tmp, `${name}.db`);
+    const drop = async () => {
+      for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+    };
+    return { kind, databaseUrl: `sqlite:${file}`, config: { kind: 'sqlite', path: file }, drop };
+  }
+  const schema = `bench_${process.pid}_${name.replace(/\W/g, '_')}`;
+  const admin = new Client({ connectionString: settings.postgresUrl });
+  await admin.connect();
+  await admin.query(`drop schema if exists ${schema} cascade`);
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = new URL(settings.postgresUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  // Names the benchmark's connections, so that their backends' CPU time can be told from others'.
+  url.searchParams.set('application_name', applicationName);
+  let dropped = false;
+  const drop = async () => {
+    if (dropped) return;
+    dropped = true;
+    const c = new Client({ connectionString: settings.postgresUrl });
+    await c.connect();
+    await c.query(`drop schema if exists ${schema} cascade`);
+    await c.end();
+  };
+  cleanups.push(drop);
+  return { kind, databaseUrl: url.toString(), config: { kind: 'postgres', url: url.toString() }, drop };
+}
+
+async function countEvents(target: Target): Promise<number> {
+  const db = openDatabase(target.config);
+  try {
+    const row = await db.kysely.selectFrom('events').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  } finally {
+    await db.close();
+  }
+}
+
+// ---------------------------------------------------------------- processes
+
+function ingestctl(target: Target, args: string[]): Record<string, unknown> {
+  const out = execFileSync(process.execPath, [path.join(projectRoot, 'bin', 'ingestctl'), '--json', ...args], {
+    cwd: projectRoot,
+    env: { ...process.env, DATABASE_URL: target.databaseUrl },
+    encoding: 'utf8',
+  });
+  return JSON.parse(out) as Record<string, unknown>;
+}
+
+interface Setup {
+  orgId: string;
+  appId: string;
+  key: string;
+}
+
+/** An organization with unlimited quota, an app allowing the workload's event types, a key. */
+function setUp(target: Target): Setup {
+  const qs = ingestctl(target, ['quickstart']);
+  const orgId = String(qs.organizationId);
+  const appId = String(qs.appId);
+  ingestctl(target, ['app', 'allow', '--app', appId, ...allowedEventTypes]);
+  ingestctl(target, ['org', 'set-plan', '--org', orgId, '--max-events-per-month', 'unlimited', '--api', 'enabled']);
+  return { orgId, appId, key: String(qs.key) };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Running {
+  child: ChildProcess;
+  port: number;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+async function stopChild(child: ChildProcess, graceMs = 20_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function waitFor(url: string, child: ChildProcess, logFile: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}) before it was ready; log:\n${readFileSync(logFile, 'utf8')}`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} not ready within 30 s`);
+}
+
+/** The built service, as `make run` starts it, with the benchmark's configuration. */
+async function startService(target: Target, profileDir?: string): Promise<Running> {
+  const port = await freePort();
+  const logFile = path.join(tmp, `server-${target.kind}-${port}.log`);
+  const out = createWriteStream(logFile);
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    ...settings.serverEnv,
+    PORT: String(port),
+    DATABASE_URL: target.databaseUrl,
+    LOG_LEVEL: settings.serverLogLevel,
+    INGEST_BATCH_LIMIT: String(Math.max(500, settings.batch)),
+  };
+  delete env.REDIS_URL; // in-memory rate limiting, as a single instance runs
+  const args = [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), path.join(projectRoot, 'dist', 'src', 'server.js')];
+  const child = track(spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] }));
+  child.stdout?.pipe(out);
+  child.stderr?.pipe(out);
+  await waitFor(`http://127.0.0.1:${port}/healthz`, child, logFile);
+  return { child, port, logFile, stop: () => stopChild(child) };
+}
+
+async function startBare(): Promise<Running> {
+  const port = await freePort();
+  const child = track(spawn(process.execPath, [path.join(__dirname, 'bare-server.js'), String(port)], { stdio: ['ignore', 'pipe', 'inherit'] }));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`bare server exited (${code})`)));
+  });
+  return { child, port, logFile: '', stop: () => stopChild(child) };
+}
+
+interface Measured {
+  load: LoadResult;
+  /** Measured window, monotonic clock, microseconds (for the profile). */
+  window: { fromUs: number; toUs: number };
+  cpu: CpuFigures;
+  rssMaxSampledMb: number;
+}
+
+/** Runs the load generator in its own process against the server; samples the server's RSS and CPU meanwhile. */
+async function drive(server: Running, authorization: string | undefined, withPostgres: boolean): Promise<Measured> {
+  const options: LoadOptions = {
+    url: `http://127.0.0.1:${server.port}`,
+    path: '/api/v1/ingest/events',
+    bodiesFile: path.join(tmp, 'bodies.json'),
+    authorization,
+    connections: settings.connections,
+    warmupSeconds: settings.warmupSeconds,
+    durationSeconds: settings.durationSeconds,
+  };
+  const child = track(fork(path.join(__dirname, 'load.js'), [JSON.stringify(options)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const serverPid = server.child.pid as number;
+  const loadPid = child.pid as number;
+  let startCpu: CpuReading | undefined;
+  let fromUs = 0;
+  let rssMax = 0;
+  let sampler: NodeJS.Timeout | undefined;
+  let pgPids: number[] = [];
+  const result = await new Promise<{ load: LoadResult; end: CpuReading; toUs: number }>((resolve, reject) => {
+    child.on('message', async (message: { type: string; at?: string; result?: LoadResult }) => {
+      if (message.type === 'measuring') {
+        fromUs = Number(message.at);
+        pgPids = withPostgres ? await postgresPids() : [];
+        startCpu = readCpu([serverPid, loadPid], pgPids);
+        sampler = setInterval(() => {
+          rssMax = Math.max(rssMax, memoryOf(serverPid)?.rssMb ?? 0);
+        }, 200);
+      } else if (message.type === 'result' && message.result) {
+        const end = readCpu([serverPid, loadPid], pgPids);
+        resolve({ load: message.result, end, toUs: Number(process.hrtime.bigint() / 1000n) });
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`load generator exited (${code}) without a result`)));
+  });
+  clearInterval(sampler);
+  await new Promise((r) => setTimeout(r, 50));
+  if (!startCpu) throw new Error('load generator never started measuring');
+  const cpu = cpuBetween(startCpu, result.end);
+  const serverPct = cpu.pids.get(serverPid) ?? 0;
+  const loadGeneratorPct = cpu.pids.get(loadPid) ?? 0;
+  return {
+    load: result.load,
+    window: { fromUs, toUs: result.toUs },
+    cpu: {
+      serverPct,
+      loadGeneratorPct,
+      postgresPct: cpu.postgres,
+      otherPct: Math.max(0, cpu.machineBusyCores - serverPct - loadGeneratorPct - cpu.postgres),
+      machineBusyPct: cpu.machineBusy,
+    },
+    rssMaxSampledMb: Math.round(rssMax),
+  };
+}
+
+// ---------------------------------------------------------------- measurements
+
+/** Other work on a shared machine skews every figure: give it a chance to finish first. */
+async function waitForQuiet(label: string): Promise<Quiet> {
+  const started = performance.now();
+  let busy = await machineBusyOver(1000);
+  let warned = false;
+  while (busy > settings.quietPct && (performance.now() - started) / 1000 < settings.quietWaitSeconds) {
+    if (!warned) log(`${label}: the machine is ${busy}% busy with other work; waiting up to ${settings.quietWaitSeconds} s for it to settle`);
+    warned = true;
+    busy = await machineBusyOver(2000);
+  }
+  const waitedSeconds = Math.round((performance.now() - started) / 1000);
+  if (busy > settings.quietPct) log(`${label}: still ${busy}% busy; measuring anyway (see "other" CPU)`);
+  return { busyPct: busy, waitedSeconds };
+}
+
+function httpFigures(m: Measured, quietBefore: Quiet): HttpFigures {
+  const ok = m.load.statusCounts['202'] ?? 0;
+  const non202 = Object.fromEntries(Object.entries(m.load.statusCounts).filter(([status]) => status !== '202'));
+  return {
+    eventsPerSecond: Math.round((ok * settings.batch) / m.load.seconds),
+    requestsPerSecond: Math.round(ok / m.load.seconds),
+    accepted202: ok,
+    non202,
+    errors: m.load.errors,
+    timeouts: m.load.timeouts,
+    latencyMs: m.load.latencyMs,
+    seconds: m.load.seconds,
+    cpu: m.cpu,
+    quietBefore,
+  };
+}
+
+async function measureService(target: Target, setup: Setup, label: string, options: { profile?: boolean } = {}): Promise<ServiceFigures> {
+  const before = await countEvents(target);
+  const profileDir = options.profile ? mkdtempSync(path.join(tmp, 'prof-')) : undefined;
+  const server = await startService(target, profileDir);
+  let measured: Measured;
+  let quiet: Quiet;
+  let peakMb = 0;
+  try {
+    quiet = await waitForQuiet(label);
+    log(`${label}: server pid ${server.child.pid} on :${server.port}, ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s measured`);
+    measured = await drive(server, `Bearer ${setup.key}`, target.kind === 'postgres');
+    peakMb = memoryOf(server.child.pid as number)?.hwmMb ?? 0;
+  } finally {
+    await server.stop();
+  }
+  const figures: ServiceFigures = {
+    ...httpFigures(measured, quiet),
+    rss: { peakMb: Math.round(peakMb), maxSampledMb: measured.rssMaxSampledMb },
+    eventsStored: {
+      added: (await countEvents(target)) - before,
+      promisedBy202: ((measured.load.statusCounts['202'] ?? 0) + (measured.load.warmupStatusCounts['202'] ?? 0)) * settings.batch,
+    },
+  };
+  if (figures.eventsStored.added < figures.eventsStored.promisedBy202) {
+    log(`${label}: WARNING: ${figures.eventsStored.promisedBy202} events answered 202 but only ${figures.eventsStored.added} rows were added`);
+  }
+  if (profileDir) {
+    const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
+    if (file) {
+      mkdirSync(settings.resultsDir, { recursive: true });
+      const kept = path.join(settings.resultsDir, `${stamp}-${target.kind}.cpuprofile`);
+      writeFileSync(kept, readFileSync(path.join(profileDir, file)));
+      figures.profile = summarizeProfile(kept, measured.window);
+    } else {
+      log(`${label}: no .cpuprofile was written`);
+    }
+  }
+  const errors = figures.errors || Object.keys(figures.non202).length ? `, non-202 ${JSON.stringify(figures.non202)}, errors ${figures.errors}` : '';
+  log(`${label}: ${figures.eventsPerSecond} events/s, p99 ${figures.latencyMs.p99} ms, peak RSS ${figures.rss.peakMb} MB${errors}`);
+  return figures;
+}
+
+async function measureBare(): Promise<HttpFigures> {
+  const server = await startBare();
+  try {
+    const quiet = await waitForQuiet('bare HTTP');
+    log(`bare HTTP: pid ${server.child.pid} on :${server.port}, ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s measured`);
+    const figures = httpFigures(await drive(server, undefined, false), quiet);
+    log(`bare HTTP: ${figures.eventsPerSecond} events/s, p99 ${figures.latencyMs.p99} ms`);
+    return figures;
+  } finally {
+    await server.stop();
+  }
+}
+
+async function measureRaw(kind: Kind, templates: RowTemplate[][]): Promise<RawFigures> {
+  const target = await freshTarget(kind, 'raw');
+  try {
+    const db = openDatabase(target.config);
+    await migrate(db); // the tables and indexes the service has
+    await db.close();
+    const scope: RawScope = {
+      orgId: newId('org'),
+      appId: newId('app'),
+      integrationId: 'custom:bench',
+      workerIds: Array.from({ length: settings.workers }, () => newId('wkr')),
+    };
+    const quietBefore = await waitForQuiet(`raw ${kind}`);
+    log(`raw ${kind}: ${settings.durationSeconds} s of ${settings.batch}-row transactions${kind === 'postgres' ? `, ${settings.connections} connections` : ''}`);
+    let start = readCpu([process.pid]);
+    let end = start;
+    let result: RawResult;
+    if (kind === 'sqlite') {
+      result = rawSqlite((target.config as { path: string }).path, templates, scope, settings.durationSeconds);
+      end = readCpu([process.pid]);
+    } else {
+      let pgPids: number[] = [];
+      result = await rawPostgres(target.databaseUrl, templates, scope, settings.durationSeconds, settings.connections, {
+        connected: async () => {
+          pgPids = await postgresPids();
+          start = readCpu([process.pid], pgPids);
+        },
+        done: async () => {
+          end = readCpu([process.pid], pgPids);
+        },
+      });
+    }
+    const cpu = cpuBetween(start, end);
+    const benchPct = cpu.pids.get(process.pid) ?? 0;
+    log(`raw ${kind}: ${result.eventsPerSecond} events/s`);
+    return {
+      ...result,
+      cpu: { benchPct, postgresPct: cpu.postgres, otherPct: Math.max(0, cpu.machineBusyCores - benchPct - cpu.postgres) },
+      quietBefore,
+    };
+  } finally {
+    await target.drop();
+  }
+}
+
+async function measureDatabase(kind: Kind, templates: RowTemplate[][], bare: HttpFigures): Promise<DatabaseFigures> {
+  const target = await freshTarget(kind, 'service');
+  try {
+    const setup = setUp(target);
+    const service = await measureService(target, setup, `service ${kind}`);
+    const raw = await measureRaw(kind, templates);
+    let profile: ProfileSummary | undefined;
+    if (settings.profile) {
+      profile = (await measureService(target, setup, `profiled service ${kind}`, { profile: true })).profile;
+    }
+    let growth: DatabaseFigures['growth'];
+    if (settings.growth) {
+      const db = openDatabase(target.config);
+      let scope: RawScope;
+      try {
+        scope = await ensureWorkers(db, setup.appId, settings.workers);
+      } finally {
+        await db.close();
+      }
+      log(`growth ${kind}: bulk-loading events up to ${settings.growthEvents.toLocaleString('en')}`);
+      const bulkLoad =
+        kind === 'sqlite'
+          ? await bulkLoadSqlite((target.config as { path: string }).path, settings.growthEvents, templates, scope, settings.growthDays)
+          : await bulkLoadPostgres(target.databaseUrl, settings.growthEvents, templates, scope, settings.growthDays);
+      log(`growth ${kind}: loaded ${bulkLoad.loaded.toLocaleString('en')} rows in ${bulkLoad.seconds.toFixed(1)} s`);
+      const stored = await countEvents(target);
+      growth = { ...(await measureService(target, setup, `service ${kind} with ${stored.toLocaleString('en')} events stored`)), bulkLoad, eventsInTable: stored };
+    }
+    return {
+      service,
+      raw,
+      growth,
+      profile,
+      ratios: {
+        serviceToRaw: ratio(service.eventsPerSecond, raw.eventsPerSecond),
+        serviceToBare: ratio(service.eventsPerSecond, bare.eventsPerSecond),
+        growthToEmpty: growth ? ratio(growth.eventsPerSecond, service.eventsPerSecond) : undefined,
+      },
+    };
+  } finally {
+    await target.drop();
+  }
+}
+
+function ratio(a: number, b: number): number {
+  return b > 0 ? Math.round((a / b) * 100) / 100 : 0;
+}
+
+function previousResults(): { file: string; results: Results } | undefined {
+  let files: string[];
+  try {
+    files = readdirSync(settings.resultsDir).filter((f) => f.endsWith('.json')).sort();
+  } catch {
+    return undefined;
+  }
+  const file = files[files.length - 1];
+  if (!file) return undefined;
+  try {
+    return { file, results: JSON.parse(readFileSync(path.join(settings.resultsDir, file), 'utf8')) as Results };
+  } catch {
+    return undefined;
+  }
+}
+
+async function machineInfo(postgres: boolean): Promise<Record<string, unknown>> {
+  const info: Record<string, unknown> = {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    sqlite: (new SqliteDatabase(':memory:').prepare('select sqlite_version() as v').get() as { v: string }).v,
+  };
+  if (postgres) {
+    const c = new Client({ connectionString: settings.postgresUrl });
+    await c.connect();
+    const q = async (sql: string) => String(Object.values((await c.query(sql)).rows[0] ?? {})[0]);
+    info.postgres = await q('show server_version');
+    info.postgresSettings = {
+      fsync: await q('show fsync'),
+      synchronous_commit: await q('show synchronous_commit'),
+      shared_buffers: await q('show shared_buffers'),
+    };
+    await c.end();
+  }
+  return info;
+}
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<void> {
+  const startedAt = new Date().toISOString();
+  const previous = previousResults();
+  log(`workload: ${settings.bodies} bodies of ${settings.batch} events over ${settings.workers} workers; temp dir ${tmp}`);
+  const pool = makePool({ bodies: settings.bodies, batch: settings.batch, workers: settings.workers, seed: 42, nowMs: Date.now() });
+  writeFileSync(path.join(tmp, 'bodies.json'), JSON.stringify(pool.bodies));
+  const templates = rowTemplates(pool, settings.workers);
+  const bodyBytes = Math.round(pool.bodies.reduce((a, b) => a + Buffer.byteLength(b), 0) / pool.bodies.length);
+  log(`workload: ${pool.eventBytes} bytes per event, ${bodyBytes} bytes per body`);
+
+  const databases: Results['databases'] = {};
+  const kinds: Kind[] = [];
+  for (const kind of settings.databases) {
+    if (kind === 'postgres') {
+      const why = await postgresReachable();
+      if (why) {
+        log(`SKIPPED: PostgreSQL at ${settings.postgresUrl} is unreachable (${why})`);
+        databases.postgres = { skipped: `unreachable: ${why}` };
+        continue;
+      }
+    }
+    kinds.push(kind);
+  }
+  const machine = await machineInfo(kinds.includes('postgres'));
+
+  const bare = await measureBare();
+  for (const kind of kinds) databases[kind] = await measureDatabase(kind, templates, bare);
+
+  const { resultsDir: _dir, ...recordedSettings } = settings;
+  const results: Results = {
+    startedAt,
+    totalSeconds: Math.round((performance.now() - runStarted) / 1000),
+    machine,
+    settings: recordedSettings,
+    workload: {
+      endpoint: 'POST /api/v1/ingest/events',
+      eventsPerRequest: settings.batch,
+      bytesPerEvent: pool.eventBytes,
+      bytesPerBody: bodyBytes,
+      distinctBodies: settings.bodies,
+      workers: settings.workers,
+      eventTypes: allowedEventTypes,
+    },
+    bare,
+    databases,
+    targets: [],
+  };
+  results.targets = evaluateTargets(results);
+
+  mkdirSync(settings.resultsDir, { recursive: true });
+  const file = path.join(settings.resultsDir, `${stamp}.json`);
+  writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
+
+  process.stdout.write(`\n${formatReport(results, previous)}\nResults: ${path.relative(projectRoot, file)}\n`);
+}
+
+async function cleanUp(): Promise<void> {
+  for (const child of children) child.kill('SIGKILL');
+  for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => {});
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+process.once('SIGINT', () => {
+  log('interrupted: cleaning up');
+  void cleanUp().then(() => process.exit(130));
+});
+
+main().then(
+  () => cleanUp(),
+  async (err) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+    await cleanUp();
+    process.exit(1);
+  },
+);
