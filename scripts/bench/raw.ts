@@ -2,9 +2,9 @@
 // (the same event rows, 100 per transaction, into the tables and indexes the
 // migrations create) and the bulk load that fills a database for the growth run.
 import { randomBytes } from 'node:crypto';
-import SqliteDatabase from 'better-sqlite3';
 import { Client } from 'pg';
 import type { Db } from '../../src/data/db';
+import { openSqlite } from '../../src/data/sqlite';
 import { newId, nowIso } from '../../src/data/ids';
 import { eventColumns, externalIdOf, type EventTuple, type RowTemplate } from './workload';
 
@@ -47,21 +47,12 @@ function tuples(batch: RowTemplate[], scope: RawScope): EventTuple[] {
   ]);
 }
 
-/** Opens a SQLite file with the pragmas openDatabase() in src/data/db.ts sets. */
-export function openSqlite(path: string): SqliteDatabase.Database {
-  const sqlite = new SqliteDatabase(path);
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
-  return sqlite;
-}
-
 const insertSql = `insert into events (${eventColumns.join(', ')}) values (${eventColumns.map(() => '?').join(', ')})`;
 
 /** better-sqlite3: one prepared single-row INSERT, run once per row inside one transaction per batch. */
-export function rawSqlite(path: string, batches: RowTemplate[][], scope: RawScope, seconds: number): RawResult {
-  const sqlite = openSqlite(path);
+export async function rawSqlite(path: string, batches: RowTemplate[][], scope: RawScope, seconds: number): Promise<RawResult> {
+  // The service's own connection settings, background checkpoints included.
+  const { connection: sqlite, stopCheckpoints } = openSqlite(path);
   try {
     const insert = sqlite.prepare(insertSql);
     const insertBatch = sqlite.transaction((rows: EventTuple[]) => {
@@ -80,6 +71,7 @@ export function rawSqlite(path: string, batches: RowTemplate[][], scope: RawScop
     const elapsed = (performance.now() - started) / 1000;
     return { events, seconds: elapsed, eventsPerSecond: Math.round(events / elapsed), transactions };
   } finally {
+    await stopCheckpoints();
     sqlite.close();
   }
 }
@@ -232,7 +224,7 @@ function* bulkRows(count: number, batches: RowTemplate[][], scope: RawScope, day
  */
 export async function bulkLoadSqlite(path: string, target: number, batches: RowTemplate[][], scope: RawScope, days: number): Promise<{ loaded: number; seconds: number }> {
   const started = performance.now();
-  const sqlite = openSqlite(path);
+  const { connection: sqlite, stopCheckpoints } = openSqlite(path);
   try {
     const have = (sqlite.prepare('select count(*) as n from events').get() as { n: number }).n;
     const need = Math.max(0, target - have);
@@ -248,6 +240,7 @@ export async function bulkLoadSqlite(path: string, target: number, batches: RowT
     sqlite.pragma('wal_checkpoint(TRUNCATE)');
     return { loaded: need, seconds: (performance.now() - started) / 1000 };
   } finally {
+    await stopCheckpoints();
     sqlite.close();
   }
 }

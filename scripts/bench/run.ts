@@ -450,7 +450,7 @@ async function measureRaw(kind: Kind, templates: RowTemplate[][]): Promise<RawFi
     let end = start;
     let result: RawResult;
     if (kind === 'sqlite') {
-      result = rawSqlite((target.config as { path: string }).path, templates, scope, settings.durationSeconds);
+      result = await rawSqlite((target.config as { path: string }).path, templates, scope, settings.durationSeconds);
       end = readCpu([process.pid]);
     } else {
       let pgPids: number[] = [];

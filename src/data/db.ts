@@ -1,11 +1,9 @@
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, sql, PostgresDialect, SqliteDialect, type Migration } from 'kysely';
 import { Pool } from 'pg';
 import type { DatabaseConfig } from '../config';
 import * as initial from './migrations/001_initial';
 import type { Database } from './schema';
+import { openSqlite, withStatementCache } from './sqlite';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -22,14 +20,16 @@ const migrations: Record<string, Migration> = {
 /** Opens the configured database (creating a SQLite file and its folder on first start). */
 export function openDatabase(config: DatabaseConfig): Db {
   if (config.kind === 'sqlite') {
-    if (config.path !== ':memory:') mkdirSync(path.dirname(path.resolve(config.path)), { recursive: true });
-    const sqlite = new SqliteDatabase(config.path);
-    sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma('synchronous = NORMAL');
-    sqlite.pragma('foreign_keys = ON');
-    sqlite.pragma('busy_timeout = 5000');
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-    return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+    const sqlite = openSqlite(config.path);
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite.connection) }) });
+    return {
+      kysely,
+      dialect: 'sqlite',
+      close: async () => {
+        await sqlite.stopCheckpoints();
+        await kysely.destroy();
+      },
+    };
   }
   // Bounded waits: a database that stops answering fails requests in seconds instead of hanging them.
   const pool = new Pool({ connectionString: config.url, max: 10, connectionTimeoutMillis: 5000, query_timeout: 15_000 });

@@ -2,7 +2,7 @@ import type { components } from '../../generated/openapi';
 import type { ItemValidator } from '../contract/validators';
 import type { Db } from '../data/db';
 import { insertEvents } from '../data/events';
-import { newId } from '../data/ids';
+import { newIds } from '../data/ids';
 import type { Executor, NewEventRow } from '../data/schema';
 import { inTransaction } from '../data/transaction';
 import { ingestRules, monthOf, reserveEvents, type IngestRules } from '../data/usage';
@@ -72,6 +72,7 @@ export async function ingestEventBatch<R>(
     });
 
     const granted = await reserveEvents(trx, ctx.principal.orgId, month, resolvable.length, rules.quota);
+    const ids = newIds('evt', granted);
     const accepted: AcceptedEvent[] = [];
     const rows: NewEventRow[] = [];
     for (const [position, { index, event, ts }] of resolvable.entries()) {
@@ -80,11 +81,11 @@ export async function ingestEventBatch<R>(
         continue;
       }
       const worker = await resolver.resolve(event.actor);
-      const id = newId('evt');
+      const id = ids[position] as string;
       rows.push(eventRow(id, event, ts, worker.id, ctx));
       accepted.push({ eventType: event.eventType, timestamp: ts, id });
     }
-    await insertEvents(trx, rows);
+    await insertEvents(trx, db.dialect, rows);
     return finish(trx, { accepted, rejected: rejected.sort((a, b) => a.index - b.index) });
   });
 }

@@ -51,7 +51,7 @@ export async function ingestSnapshot<R>(
     }
     const resolved = await resolver.resolve(snapshot.actor);
     const eventId = newId('evt');
-    await insertEvents(trx, [
+    await insertEvents(trx, db.dialect, [
       {
         id: eventId,
         org_id: ctx.principal.orgId,

@@ -1,8 +1,14 @@
+import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 
-/** One line per request with its id; serializers keep headers (the key) and bodies (metadata) out. */
-export function accessLog(logger: Logger) {
+/**
+ * One line per request with its id; serializers keep headers (the key) and
+ * bodies (metadata) out. Below info level there are no access lines to write,
+ * so none of their per-request work is done (failures are logged where handled).
+ */
+export function accessLog(logger: Logger): RequestHandler {
+  if (!logger.isLevelEnabled('info')) return (_req, _res, next) => next();
   return pinoHttp({
     logger,
     genReqId: (req) => (req as unknown as { requestId: string }).requestId,
