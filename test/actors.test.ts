@@ -4,7 +4,7 @@ import { addWorker } from '../src/domain/administration';
 import { client } from './support/client';
 import { testDialect } from './support/database';
 import { event } from './support/events';
-import { FailingInsert } from './support/failing-insert';
+import { failingUpdates } from './support/failing-write';
 import { setup, silentLogger } from './support/fixtures';
 
 const EVENTS = '/api/v1/ingest/events';
@@ -119,14 +119,17 @@ describe('Actor resolution', () => {
 });
 
 describe('Atomicity', () => {
-  it(`a failure after workers were created in the request's transaction stores nothing and answers 500 internal_error (${testDialect})`, async () => {
+  it(`a failure after the workers and events were written in the request's transaction stores nothing and answers 500 internal_error (${testDialect})`, async () => {
     const { db, config, tenant } = await setup();
-    const failing = { ...db, kysely: db.kysely.withPlugin(new FailingInsert('events')) };
+    // The last write of the transaction (the Idempotency-Key's response record) fails.
+    const failing = await failingUpdates('idempotency_records');
     const app = createApp(config, failing, { logger: silentLogger });
     const res = await client(app).post(EVENTS, {
       key: tenant.key,
+      headers: { 'Idempotency-Key': 'fails-late' },
       body: { events: [event({ actor: { externalId: 'a-1', email: 'a1@x.example' } }), event({ actor: { externalId: 'a-2' } })] },
     });
+    await failing.close();
     assert.equal(res.status, 500);
     assert.equal(res.body.error.code, 'internal_error');
     assert.equal((await workersOf(db, tenant.orgId)).length, 0, 'the workers created before the failure were rolled back');

@@ -6,7 +6,7 @@ import { client } from './support/client';
 import { event } from './support/events';
 import { setup, silentLogger } from './support/fixtures';
 import { gatedTransactions } from './support/slow-db';
-import { FailingInsert } from './support/failing-insert';
+import { failingUpdates } from './support/failing-write';
 
 const EVENTS = '/api/v1/ingest/events';
 const SNAPSHOTS = '/api/v1/ingest/snapshots';
@@ -154,10 +154,11 @@ describe('Idempotency-Key', () => {
 
   it('does not store a 5xx: a retry with the key executes again', async () => {
     const { db, config, app, tenant } = await setup();
-    const failingDb = { ...db, kysely: db.kysely.withPlugin(new FailingInsert('events')) };
+    const failingDb = await failingUpdates('idempotency_records');
     const failing = client(createApp(config, failingDb, { logger: silentLogger }));
     const request = { key: tenant.key, headers: { 'Idempotency-Key': 'after-crash' }, body: { events: [event()] } };
     const failed = await failing.post(EVENTS, request);
+    await failingDb.close();
     assert.equal(failed.status, 500);
     const retried = await client(app).post(EVENTS, request);
     assert.equal(retried.status, 202);

@@ -8,7 +8,7 @@
 //   bare     a node:http server that only reads and JSON.parses the same bodies
 //   growth   the service again once the events table holds 2 million rows
 //
-// Options (environment): BENCH_DURATION (s, 20), BENCH_WARMUP (s, 5), BENCH_CONNECTIONS (10),
+// Options (environment): BENCH_DURATION (s, 20), BENCH_WARMUP (s, 10: long enough for the 1,000 workers to exist before measuring), BENCH_CONNECTIONS (10),
 // BENCH_BATCH (events per request, 100), BENCH_WORKERS (1000), BENCH_BODIES (distinct bodies, 200),
 // BENCH_DATABASES (sqlite,postgres), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test),
 // BENCH_GROWTH (1; 0 skips), BENCH_GROWTH_EVENTS (2000000), BENCH_PROFILE (0; 1 adds a profiled
@@ -55,7 +55,7 @@ function numberEnv(name: string, fallback: number): number {
 
 const settings = {
   durationSeconds: numberEnv('BENCH_DURATION', 20),
-  warmupSeconds: numberEnv('BENCH_WARMUP', 5),
+  warmupSeconds: numberEnv('BENCH_WARMUP', 10),
   connections: numberEnv('BENCH_CONNECTIONS', 10),
   batch: numberEnv('BENCH_BATCH', 100),
   workers: numberEnv('BENCH_WORKERS', 1000),

@@ -1,16 +1,30 @@
-import { Kysely, Migrator, sql, PostgresDialect, SqliteDialect, type Migration } from 'kysely';
+import type SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, sql, PostgresDialect, SqliteDialect, type KyselyPlugin, type Migration } from 'kysely';
 import { Pool } from 'pg';
 import type { DatabaseConfig } from '../config';
 import * as initial from './migrations/001_initial';
 import type { Database } from './schema';
 import { openSqlite, withStatementCache } from './sqlite';
+import { GroupCommitter, retryingTransaction, type UnitOfWork } from './transaction';
 
 export type Dialect = 'sqlite' | 'postgres';
 
 export interface Db {
   kysely: Kysely<Database>;
   dialect: Dialect;
+  /**
+   * Runs `work` atomically: all of it is committed before this resolves, or
+   * none of it. Use it, not kysely.transaction(), for request writes.
+   */
+  transaction<T>(work: UnitOfWork<T>): Promise<T>;
+  /** SQLite only: the connection itself, for bulk writes inside transaction() that Kysely makes slow. */
+  sqlite?: SqliteDatabase.Database;
   close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** Kysely plugins (tests use one to inject failures). */
+  plugins?: KyselyPlugin[];
 }
 
 const migrations: Record<string, Migration> = {
@@ -18,13 +32,17 @@ const migrations: Record<string, Migration> = {
 };
 
 /** Opens the configured database (creating a SQLite file and its folder on first start). */
-export function openDatabase(config: DatabaseConfig): Db {
+export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}): Db {
+  const plugins = options.plugins ?? [];
   if (config.kind === 'sqlite') {
     const sqlite = openSqlite(config.path);
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite.connection) }) });
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite.connection) }), plugins });
+    const committer = new GroupCommitter(kysely);
     return {
       kysely,
       dialect: 'sqlite',
+      transaction: (work) => committer.run(work),
+      sqlite: sqlite.connection,
       close: async () => {
         await sqlite.stopCheckpoints();
         await kysely.destroy();
@@ -37,8 +55,8 @@ export function openDatabase(config: DatabaseConfig): Db {
   // query in flight fails on its own and the pool replaces the client, idle or checked out.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins });
+  return { kysely, dialect: 'postgres', transaction: (work) => retryingTransaction(kysely, work), close: () => kysely.destroy() };
 }
 
 /** Applies pending migrations; the same set serves both dialects. */

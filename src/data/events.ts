@@ -1,9 +1,7 @@
-import { sql } from 'kysely';
-import type { Dialect } from './db';
-import type { EventRow, Executor, NewEventRow } from './schema';
-
-// SQLite caps bound parameters per statement; 200 rows of 16 columns stay well inside.
-const ROWS_PER_SQLITE_INSERT = 200;
+import type SqliteDatabase from 'better-sqlite3';
+import { sql, type Transaction } from 'kysely';
+import type { Db } from './db';
+import type { Database, EventRow, Executor, NewEventRow } from './schema';
 
 const columns: ReadonlyArray<readonly [keyof NewEventRow & string, 'text' | 'integer']> = [
   ['id', 'text'],
@@ -24,21 +22,29 @@ const columns: ReadonlyArray<readonly [keyof NewEventRow & string, 'text' | 'int
   ['received_at', 'text'],
 ];
 
+const insertOneRow = new WeakMap<SqliteDatabase.Database, SqliteDatabase.Statement>();
+
 /**
- * Inserts timeline rows. On PostgreSQL as one fixed statement over column
- * arrays (unnest): 16 parameters whatever the batch size, instead of 16 per row
- * that the server would parse and plan anew for every batch.
+ * Inserts timeline rows inside `trx`, a transaction of `db`. On SQLite through
+ * one cached single-row statement on the connection itself (the transaction's
+ * own, since SQLite has one): half the cost of a many-row INSERT built by
+ * Kysely (measured). On PostgreSQL as one fixed statement over column arrays
+ * (unnest): 16 parameters whatever the batch size, instead of 16 per row that
+ * the server would parse and plan anew for every batch.
  */
-export async function insertEvents(db: Executor, dialect: Dialect, rows: NewEventRow[]): Promise<void> {
+export async function insertEvents(trx: Transaction<Database>, db: Db, rows: NewEventRow[]): Promise<void> {
   if (rows.length === 0) return;
-  if (dialect === 'postgres') {
-    const arrays = columns.map(([name, type]) => sql`${rows.map((row) => row[name] ?? null)}::${sql.raw(type)}[]`);
-    await sql`insert into events (${sql.join(columns.map(([name]) => sql.ref(name)))}) select * from unnest(${sql.join(arrays)})`.execute(db);
+  if (db.sqlite) {
+    let statement = insertOneRow.get(db.sqlite);
+    if (!statement) {
+      statement = db.sqlite.prepare(`insert into events (${columns.map(([name]) => name).join(', ')}) values (${columns.map(() => '?').join(', ')})`);
+      insertOneRow.set(db.sqlite, statement);
+    }
+    for (const row of rows) statement.run(columns.map(([name]) => row[name] ?? null));
     return;
   }
-  for (let i = 0; i < rows.length; i += ROWS_PER_SQLITE_INSERT) {
-    await db.insertInto('events').values(rows.slice(i, i + ROWS_PER_SQLITE_INSERT)).execute();
-  }
+  const arrays = columns.map(([name, type]) => sql`${rows.map((row) => row[name] ?? null)}::${sql.raw(type)}[]`);
+  await sql`insert into events (${sql.join(columns.map(([name]) => sql.ref(name)))}) select * from unnest(${sql.join(arrays)})`.execute(trx);
 }
 
 /** One worker's timeline, newest first (served by the events_worker_ts index). */

@@ -54,6 +54,8 @@ export function openSqlite(file: string): SqliteConnection {
   return {
     connection,
     stopCheckpoints: async () => {
+      // Unreferenced, the thread would not keep the process alive long enough to hear it stop.
+      checkpointer.ref();
       const stopped = new Promise((resolve) => checkpointer.once('exit', resolve));
       checkpointer.postMessage('stop');
       await stopped;

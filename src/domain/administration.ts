@@ -64,7 +64,7 @@ export async function createApp(db: Db, input: { orgId: string; slug: string; na
   if (member.role !== 'owner' && member.role !== 'admin') {
     throw new AdminError(`${input.asEmail} is a ${member.role}; creating apps requires an owner or admin`);
   }
-  const id = await db.kysely.transaction().execute((trx) =>
+  const id = await db.transaction((trx) =>
     admin.createApp(trx, { orgId: input.orgId, slug: input.slug, name: input.name.trim(), createdBy: member.id }),
   );
   if (!id) throw new AdminError(`the slug "${input.slug}" is already used in ${input.orgId}`);

@@ -4,7 +4,6 @@ import type { Db } from '../data/db';
 import { insertEvents } from '../data/events';
 import { newIds } from '../data/ids';
 import type { Executor, NewEventRow } from '../data/schema';
-import { inTransaction } from '../data/transaction';
 import { ingestRules, monthOf, reserveEvents, type IngestRules } from '../data/usage';
 import { ApiError } from '../errors';
 import { ActorResolver } from './actors';
@@ -60,7 +59,7 @@ export async function ingestEventBatch<R>(
     else candidates.push({ index, ...verdict });
   });
 
-  return inTransaction(db, async (trx) => {
+  return db.transaction(async (trx) => {
     const rejected = [...judged];
     const resolver = new ActorResolver(trx, ctx.principal);
     await resolver.prefetch(candidates.map((c) => c.event.actor));
@@ -71,7 +70,10 @@ export async function ingestEventBatch<R>(
       return false;
     });
 
-    const granted = await reserveEvents(trx, ctx.principal.orgId, month, resolvable.length, rules.quota);
+    // The usage counter is one row per organization, locked from its update until commit. With a
+    // quota it must be reserved before deciding which events fit; without one it is only counted,
+    // as the last write, so concurrent batches of the organization hold it for the commit alone.
+    const granted = rules.quota === null ? resolvable.length : await reserveEvents(trx, ctx.principal.orgId, month, resolvable.length, rules.quota);
     const ids = newIds('evt', granted);
     const accepted: AcceptedEvent[] = [];
     const rows: NewEventRow[] = [];
@@ -85,8 +87,10 @@ export async function ingestEventBatch<R>(
       rows.push(eventRow(id, event, ts, worker.id, ctx));
       accepted.push({ eventType: event.eventType, timestamp: ts, id });
     }
-    await insertEvents(trx, db.dialect, rows);
-    return finish(trx, { accepted, rejected: rejected.sort((a, b) => a.index - b.index) });
+    await insertEvents(trx, db, rows);
+    const reply = await finish(trx, { accepted, rejected: rejected.sort((a, b) => a.index - b.index) });
+    if (rules.quota === null) await reserveEvents(trx, ctx.principal.orgId, month, rows.length, null);
+    return reply;
   });
 }
 

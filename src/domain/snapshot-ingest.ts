@@ -5,7 +5,6 @@ import { insertEvents } from '../data/events';
 import { newId } from '../data/ids';
 import { upsertCurrentSnapshot } from '../data/snapshots';
 import type { Executor } from '../data/schema';
-import { inTransaction } from '../data/transaction';
 import type { WorkerRef } from '../data/workers';
 import { ApiError } from '../errors';
 import { ActorResolver } from './actors';
@@ -42,7 +41,7 @@ export async function ingestSnapshot<R>(
   if (!ts) throw new ApiError('invalid_body', '/timestamp is not a real point in time');
   const metrics = metricsInSentOrder(snapshot.metrics, ctx.rawBody);
 
-  return inTransaction(db, async (trx) => {
+  return db.transaction(async (trx) => {
     const resolver = new ActorResolver(trx, ctx.principal);
     await resolver.prefetch([snapshot.actor]);
     const { workerId } = snapshot.actor;
@@ -51,7 +50,7 @@ export async function ingestSnapshot<R>(
     }
     const resolved = await resolver.resolve(snapshot.actor);
     const eventId = newId('evt');
-    await insertEvents(trx, db.dialect, [
+    await insertEvents(trx, db, [
       {
         id: eventId,
         org_id: ctx.principal.orgId,

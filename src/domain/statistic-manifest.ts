@@ -32,7 +32,7 @@ export class StatisticManifests {
   /** Replaces the whole manifest, or throws invalid_body and leaves the previous one untouched. */
   async replace(app: { id: string; slug: string }, body: unknown): Promise<StoredStatisticDefinition[]> {
     const definitions = this.definitionsOf(body);
-    return this.db.kysely.transaction().execute(async (trx) => {
+    return this.db.transaction(async (trx) => {
       // Read inside the transaction: the whitelist in force is the one at the time of this PUT.
       const record = await findApp(trx, app.id);
       checkRules(definitions, `${app.slug}.`, record ? allowedEventTypesOf(record) : []);
