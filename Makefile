@@ -41,5 +41,9 @@ bench: build
 bench-profile: build
 	BENCH_PROFILE=1 node dist/scripts/bench/run.js
 
+# 60 s of mixed valid and invalid requests; prints the server's RSS at 10 s and 60 s (not part of make test).
+soak: build
+	node dist/scripts/soak.js
+
 clean:
 	rm -rf dist

@@ -1,4 +1,4 @@
-// The part of autocannon's programmatic API the benchmark uses (the package ships no types).
+// The part of autocannon's programmatic API the benchmark and the soak use (the package ships no types).
 declare module 'autocannon' {
   interface Histogram {
     average: number;
@@ -29,6 +29,8 @@ declare module 'autocannon' {
     path?: string;
     body?: string | Buffer;
     headers?: Record<string, string>;
+    /** Rewrites the request each time it is sent. */
+    setupRequest?: (request: Request) => Request;
   }
   interface Options {
     url: string;

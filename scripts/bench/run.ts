@@ -15,9 +15,8 @@
 // service run per database and summarizes it), BENCH_LOG_LEVEL (server LOG_LEVEL, warn),
 // BENCH_RESULTS_DIR (bench/results), BENCH_QUIET_PCT (15) and BENCH_QUIET_WAIT (s, 30): before each
 // measurement, wait that long at most for the machine to be that idle.
-import { fork, spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
@@ -42,6 +41,7 @@ import {
   type ServiceFigures,
 } from './report';
 import { bulkLoadPostgres, bulkLoadSqlite, ensureWorkers, rawPostgres, rawSqlite, type RawResult, type RawScope } from './raw';
+import { freePort, ingestctl, startBuiltServer, stopChild, type Running } from './server-process';
 import { allowedEventTypes, makePool, rowTemplates, type RowTemplate } from './workload';
 
 
@@ -175,15 +175,6 @@ async function countEvents(target: Target): Promise<number> {
 
 // ---------------------------------------------------------------- processes
 
-function ingestctl(target: Target, args: string[]): Record<string, unknown> {
-  const out = execFileSync(process.execPath, [path.join(projectRoot, 'bin', 'ingestctl'), '--json', ...args], {
-    cwd: projectRoot,
-    env: { ...process.env, DATABASE_URL: target.databaseUrl },
-    encoding: 'utf8',
-  });
-  return JSON.parse(out) as Record<string, unknown>;
-}
-
 interface Setup {
   orgId: string;
   appId: string;
@@ -192,30 +183,12 @@ interface Setup {
 
 /** An organization with unlimited quota, an app allowing the workload's event types, a key. */
 function setUp(target: Target): Setup {
-  const qs = ingestctl(target, ['quickstart']);
+  const qs = ingestctl(target.databaseUrl, ['quickstart']);
   const orgId = String(qs.organizationId);
   const appId = String(qs.appId);
-  ingestctl(target, ['app', 'allow', '--app', appId, ...allowedEventTypes]);
-  ingestctl(target, ['org', 'set-plan', '--org', orgId, '--max-events-per-month', 'unlimited', '--api', 'enabled']);
+  ingestctl(target.databaseUrl, ['app', 'allow', '--app', appId, ...allowedEventTypes]);
+  ingestctl(target.databaseUrl, ['org', 'set-plan', '--org', orgId, '--max-events-per-month', 'unlimited', '--api', 'enabled']);
   return { orgId, appId, key: String(qs.key) };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-interface Running {
-  child: ChildProcess;
-  port: number;
-  logFile: string;
-  stop(): Promise<void>;
 }
 
 function track(child: ChildProcess): ChildProcess {
@@ -224,50 +197,19 @@ function track(child: ChildProcess): ChildProcess {
   return child;
 }
 
-async function stopChild(child: ChildProcess, graceMs = 20_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-  await exited;
-  clearTimeout(timer);
-}
-
-async function waitFor(url: string, child: ChildProcess, logFile: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}) before it was ready; log:\n${readFileSync(logFile, 'utf8')}`);
-    try {
-      const res = await fetch(url);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} not ready within 30 s`);
-}
-
 /** The built service, as `make run` starts it, with the benchmark's configuration. */
 async function startService(target: Target, profileDir?: string): Promise<Running> {
-  const port = await freePort();
-  const logFile = path.join(tmp, `server-${target.kind}-${port}.log`);
-  const out = createWriteStream(logFile);
   const env: Record<string, string | undefined> = {
     ...process.env,
     ...settings.serverEnv,
-    PORT: String(port),
     DATABASE_URL: target.databaseUrl,
     LOG_LEVEL: settings.serverLogLevel,
     INGEST_BATCH_LIMIT: String(Math.max(500, settings.batch)),
   };
   delete env.REDIS_URL; // in-memory rate limiting, as a single instance runs
-  const args = [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), path.join(projectRoot, 'dist', 'src', 'server.js')];
-  const child = track(spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] }));
-  child.stdout?.pipe(out);
-  child.stderr?.pipe(out);
-  await waitFor(`http://127.0.0.1:${port}/healthz`, child, logFile);
-  return { child, port, logFile, stop: () => stopChild(child) };
+  const running = await startBuiltServer({ env, logDir: tmp, label: target.kind, nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] });
+  track(running.child);
+  return running;
 }
 
 async function startBare(): Promise<Running> {

@@ -10,7 +10,7 @@ import type { SqliteDatabase as KyselySqliteDatabase, SqliteStatement } from 'ky
 // does them instead; the writer's own threshold stays only as a backstop.
 const CHECKPOINT_EVERY_MS = 250;
 const BACKSTOP_AUTOCHECKPOINT_PAGES = 50_000;
-const CACHE_SIZE_KIB = 64 * 1024;
+const CACHE_SIZE_KIB = 32 * 1024;
 
 const checkpointerSource = `
 const { parentPort, workerData } = require('node:worker_threads');
