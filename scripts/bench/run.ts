@@ -470,7 +470,7 @@ function ratio(a: number, b: number): number {
 function previousResults(): { file: string; results: Results } | undefined {
   let files: string[];
   try {
-    files = readdirSync(settings.resultsDir).filter((f) => f.endsWith('.json')).sort();
+    files = readdirSync(settings.resultsDir).filter((f) => f.endsWith('.json') && !f.startsWith('soak-')).sort(); // soak results are another kind
   } catch {
     return undefined;
   }
