@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import zlib from 'node:zlib';
-import http, { type Server } from 'node:http';
+import type { Server } from 'node:http';
 import request from 'supertest';
 import { assertContract } from './support/contract';
 import { event } from './support/events';
 import { setup } from './support/fixtures';
+import { sendBytes } from './support/http-bytes';
 
 const EVENTS = '/api/v1/ingest/events';
 
@@ -35,21 +36,11 @@ function rawExchange(port: number, head: string, chunks: Buffer[], pauseMs: numb
   });
 }
 
-/** POSTs exact bytes (supertest would JSON-serialize a Buffer sent as application/json). */
-function postBytes(port: number, path: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Record<string, unknown>; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', headers: { ...headers, 'Content-Length': String(body.length) } }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += String(d)));
-      res.on('end', () => {
-        const response = { status: res.statusCode as number, headers: res.headers, body: JSON.parse(text), text };
-        assertContract(response, { method: 'POST', path });
-        resolve(response);
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+/** POSTs exact bytes and checks the answer against the contract. */
+async function postBytes(port: number, path: string, headers: Record<string, string>, body: Buffer) {
+  const response = await sendBytes(port, { method: 'POST', path, headers, body });
+  assertContract(response, { method: 'POST', path });
+  return response;
 }
 
 describe('Request bodies', () => {
