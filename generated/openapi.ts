@@ -50,7 +50,7 @@ export interface paths {
          *
          *     Order of checks, first failure wins: authentication (401), plan
          *     (402 `plan_disabled`), rate limits (429), body size (413), JSON
-         *     syntax (400), idempotency (replay, 409, 422), envelope (`events`
+         *     syntax and nesting (400), idempotency (replay, 409, 422), envelope (`events`
          *     missing, not an array or empty: 400; above the batch limit: 413),
          *     monthly quota already exhausted (402), then each event.
          *
@@ -181,7 +181,7 @@ export interface components {
          * @description ISO 8601 date-time with a timezone offset (`Z` or `±hh:mm`); a real date.
          */
         Timestamp: string;
-        /** @description Free-form metadata, at most 16 KB when serialized as JSON. Never message bodies or source code. */
+        /** @description Free-form metadata, at most 16 KB when serialized as JSON, nested within the body's 64 levels. Never message bodies or source code. */
         Metadata: {
             [key: string]: unknown;
         };

@@ -90,6 +90,22 @@ describe('Request bodies', () => {
     assert.equal(res.status, 415);
   });
 
+  it('accepts a body nested 64 levels deep; 65 levels, or 5,000 in a few KB, is 400 invalid_body, not a stack overflow', async () => {
+    // {"events":[{…,"metadata":{"a": brackets}}]}: the envelope, the array, the event and metadata are 4 levels.
+    const body = (levels: number) => Buffer.from(JSON.stringify({ events: [event({ metadata: { a: 'HOLE' } })] }).replace('"HOLE"', `${'['.repeat(levels - 4)}${']'.repeat(levels - 4)}`));
+    const send = (levels: number, path = EVENTS) => postBytes(port, path, { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body(levels));
+    assert.equal((await send(64)).status, 202);
+    for (const levels of [65, 5_000]) {
+      const res = await send(levels);
+      assert.equal(res.status, 400, res.text);
+      assert.equal((res.body.error as { code: string }).code, 'invalid_body');
+      assert.match((res.body.error as { message: string }).message, /deeper than 64 levels/);
+    }
+    const snapshot = `{"snapshotType":"load.now","actor":{"externalId":"deep"},"metrics":{"a":1},"metadata":{"a":${'['.repeat(5_000)}${']'.repeat(5_000)}}}`;
+    const res = await postBytes(port, '/api/v1/ingest/snapshots', { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, Buffer.from(snapshot));
+    assert.equal(res.status, 400, res.text);
+  });
+
   it('answers 413 to a declared 50 MB body without reading it, and closes the connection', async () => {
     const head = `POST ${EVENTS} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n`;
     const chunks = Array.from({ length: 200 }, () => Buffer.alloc(64 * 1024, 0x20));

@@ -8,6 +8,14 @@ import { ApiError } from '../errors';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
+/**
+ * How deep arrays and objects may nest in a body. Validation and storage walk
+ * values recursively (JSON.stringify among them), and a few KB of brackets
+ * nested thousands deep would exhaust the stack; 64 levels leave ample room
+ * for real metadata.
+ */
+export const MAX_NESTING_DEPTH = 64;
+
 const decoders: Record<string, (() => zlib.Gunzip | zlib.Inflate) | undefined> = {
   gzip: () => zlib.createGunzip(),
   'x-gzip': () => zlib.createGunzip(),
@@ -50,6 +58,9 @@ export async function jsonBody(req: Request, res: Response, next: NextFunction):
   } catch (err) {
     throw new ApiError('invalid_body', `The request body is not valid JSON: ${(err as Error).message}`);
   }
+  if (nestingDepth(raw) > MAX_NESTING_DEPTH) {
+    throw new ApiError('invalid_body', `The request body nests arrays and objects deeper than ${MAX_NESTING_DEPTH} levels.`);
+  }
   req.rawBody = raw;
   req.bodyFingerprint = createHash('sha256').update(raw).digest('hex');
   next();
@@ -62,6 +73,28 @@ function refuseTooLarge(req: Request, res: Response): never {
   res.setHeader('Connection', 'close');
   res.once('finish', () => req.socket.destroySoon());
   throw new ApiError('batch_too_large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes (1 MB, after decompression).`);
+}
+
+/** The deepest nesting of arrays and objects in valid JSON text, counted without recursion. */
+function nestingDepth(json: Buffer): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  // Every byte of a multi-byte UTF-8 character is >= 0x80, so the ASCII bytes below are always themselves.
+  for (let i = 0; i < json.length; i++) {
+    const byte = json[i];
+    if (inString) {
+      if (byte === 0x5c) i++; // backslash: the next byte is escaped
+      else if (byte === 0x22) inString = false;
+    } else if (byte === 0x22) {
+      inString = true;
+    } else if (byte === 0x5b || byte === 0x7b) {
+      deepest = Math.max(deepest, ++depth);
+    } else if (byte === 0x5d || byte === 0x7d) {
+      depth--;
+    }
+  }
+  return deepest;
 }
 
 function hasBody(req: Request): boolean {
