@@ -176,6 +176,8 @@ export interface components {
         StatisticPillar: "ACTIVITY" | "COMMUNICATION" | "DELIVERY" | "REVIEW" | "KNOWLEDGE";
         /** @description A stable, machine-friendly type name, 3 to 64 chars. */
         TypeName: string;
+        /** @description A string without U+0000 (NUL), which database text cannot hold. */
+        Text: string;
         /**
          * Format: date-time
          * @description ISO 8601 date-time with a timezone offset (`Z` or `±hh:mm`); a real date.
@@ -193,16 +195,16 @@ export interface components {
          */
         Actor: {
             /** @description An existing worker id of this organization. */
-            workerId?: string;
+            workerId?: components["schemas"]["Text"];
             /** @description Your stable id for the person; unique per app. Preferred over email. */
-            externalId?: string;
+            externalId?: components["schemas"]["Text"];
             /**
              * Format: email
              * @description Matched case-insensitively against the organization's directory; last resort.
              */
             email?: string;
             /** @description The name given to a worker created for this actor. */
-            displayName?: string;
+            displayName?: components["schemas"]["Text"];
         } & (unknown | unknown | unknown);
         IngestEvent: {
             /** @description Must be on the app's whitelist (`allowedEventTypes`). */
@@ -302,7 +304,7 @@ export interface components {
         };
         StatisticDefinition: {
             /** @description Starts with the app's slug and a dot (`<slug>.`); unique within the manifest. */
-            id: string;
+            id: components["schemas"]["Text"];
             label: string;
             description?: string;
             pillar: components["schemas"]["StatisticPillar"];

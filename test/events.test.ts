@@ -65,6 +65,10 @@ describe('POST /api/v1/ingest/events', () => {
       ['an eventType off the whitelist', { eventType: 'deploy.done' }, 403, 'forbidden_event_type', /\/events\/0\/eventType "deploy\.done"/],
       ['an unknown workerId', { actor: { workerId: 'wkr_000000000nothing' } }, 404, 'worker_not_found', /\/events\/0\/actor\/workerId "wkr_000000000nothing"/],
       ['an unknown statisticId', { statisticId: 'app.nothing' }, 400, 'invalid_body', /\/events\/0\/statisticId "app\.nothing" is not in the app's statistic manifest/],
+      // PostgreSQL text cannot hold U+0000: refused on every database alike, never a 500.
+      ['a NUL in externalId', { actor: { externalId: 'a\u0000b' } }, 400, 'invalid_body', /\/events\/0\/actor\/externalId must match pattern/],
+      ['a NUL in displayName', { actor: { externalId: 'nul-name', displayName: '\u0000' } }, 400, 'invalid_body', /\/events\/0\/actor\/displayName must match pattern/],
+      ['a NUL in workerId', { actor: { workerId: 'wkr_\u0000' } }, 400, 'invalid_body', /\/events\/0\/actor\/workerId must match pattern/],
     ];
     for (const [what, overrides, status, code, message] of cases) {
       it(`${what}: ${status} ${code}, with the index in the body`, async () => {

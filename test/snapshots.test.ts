@@ -54,6 +54,7 @@ describe('POST /api/v1/ingest/snapshots', () => {
     ['an actor with no identifying field', { actor: { displayName: 'Nobody' } }, 400, 'missing_actor', /\/actor must have at least one of workerId, externalId, email/],
     ['no actor', { actor: undefined }, 400, 'missing_actor', /\/actor/],
     ['an unknown workerId', { actor: { workerId: 'wkr_000000000nothing' } }, 404, 'worker_not_found', /workerId "wkr_000000000nothing"/],
+    ['a NUL in displayName (PostgreSQL text cannot hold it)', { actor: { externalId: 'nul', displayName: 'a\u0000' } }, 400, 'invalid_body', /\/actor\/displayName must match pattern/],
   ];
   for (const [what, overrides, status, code, message] of refusals) {
     it(`refuses ${what}: ${status} ${code}, storing nothing`, async () => {
