@@ -236,6 +236,18 @@ describe('POST /api/v1/ingest/events', () => {
     }
   });
 
+  it('refuses a timestamp whose UTC instant leaves the years 0000 to 9999, and accepts the first and last instants', async () => {
+    const { app, tenant } = await setup();
+    const timestamps = ['0000-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z', '0000-01-01T00:00:00+00:01', '9999-12-31T23:59:59-00:01'];
+    const res = await client(app).post(EVENTS, { key: tenant.key, body: { events: timestamps.map((timestamp) => event({ timestamp })) } });
+    assert.equal(res.status, 207);
+    assert.deepEqual(res.body.results.accepted.map((a: { timestamp: string }) => a.timestamp), ['0000-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z']);
+    assert.deepEqual(
+      res.body.results.rejected.map((r: { index: number; code: string; message: string }) => [r.index, r.code, r.message]),
+      [2, 3].map((i) => [i, 'invalid_body', `/events/${i}/timestamp is not a real point in time within the years 0000 to 9999 (UTC)`]),
+    );
+  });
+
   describe('the envelope', () => {
     const cases: Array<[string, unknown, number, string]> = [
       ['no events', {}, 400, 'invalid_body'],
