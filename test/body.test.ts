@@ -106,6 +106,21 @@ describe('Request bodies', () => {
     assert.equal(res.status, 400, res.text);
   });
 
+  it('refuses a number beyond a double (1e400) anywhere in the body with 400 invalid_body, instead of storing it as null', async () => {
+    const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+    const snapshot = (metric: string) => Buffer.from(`{"snapshotType":"load.now","actor":{"externalId":"big"},"metrics":{"a":${metric}},"metadata":{"b":[4e-400]}}`);
+    assert.equal((await postBytes(port, '/api/v1/ingest/snapshots', headers, snapshot('1.7e308'))).status, 202);
+    for (const [path, body] of [
+      ['/api/v1/ingest/snapshots', snapshot('1e400')],
+      ['/api/v1/ingest/snapshots', snapshot('{"value":-1E+400}')],
+      [EVENTS, Buffer.from(JSON.stringify({ events: [event({ metadata: { n: 'HOLE' } })] }).replace('"HOLE"', '-1e400'))],
+    ] as const) {
+      const res = await postBytes(port, path, headers, body);
+      assert.equal(res.status, 400, res.text);
+      assert.match((res.body.error as { message: string }).message, /has the number -?1[eE]\+?400, beyond the range of a double/);
+    }
+  });
+
   it('answers 413 to a declared 50 MB body without reading it, and closes the connection', async () => {
     const head = `POST ${EVENTS} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n`;
     const chunks = Array.from({ length: 200 }, () => Buffer.alloc(64 * 1024, 0x20));

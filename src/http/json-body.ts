@@ -58,8 +58,12 @@ export async function jsonBody(req: Request, res: Response, next: NextFunction):
   } catch (err) {
     throw new ApiError('invalid_body', `The request body is not valid JSON: ${(err as Error).message}`);
   }
-  if (nestingDepth(raw) > MAX_NESTING_DEPTH) {
+  const { depth, nonFinite } = inspectJson(raw);
+  if (depth > MAX_NESTING_DEPTH) {
     throw new ApiError('invalid_body', `The request body nests arrays and objects deeper than ${MAX_NESTING_DEPTH} levels.`);
+  }
+  if (nonFinite !== undefined) {
+    throw new ApiError('invalid_body', `The request body has the number ${nonFinite.slice(0, 40)}, beyond the range of a double (about ±1.8e308).`);
   }
   req.rawBody = raw;
   req.bodyFingerprint = createHash('sha256').update(raw).digest('hex');
@@ -75,14 +79,22 @@ function refuseTooLarge(req: Request, res: Response): never {
   throw new ApiError('batch_too_large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes (1 MB, after decompression).`);
 }
 
-/** The deepest nesting of arrays and objects in valid JSON text, counted without recursion. */
-function nestingDepth(json: Buffer): number {
+/** The bytes a JSON number literal is made of: digits, "-", "+", ".", "e" and "E". */
+const NUMBER_BYTES = new Set(Buffer.from('0123456789-+.eE'));
+
+/**
+ * What JSON.parse does not tell about valid JSON text: the deepest nesting of
+ * arrays and objects, and the first number literal beyond a double, which it
+ * would turn into Infinity (stored as null). One pass, without recursion.
+ */
+function inspectJson(json: Buffer): { depth: number; nonFinite?: string } {
   let depth = 0;
   let deepest = 0;
+  let nonFinite: string | undefined;
   let inString = false;
   // Every byte of a multi-byte UTF-8 character is >= 0x80, so the ASCII bytes below are always themselves.
   for (let i = 0; i < json.length; i++) {
-    const byte = json[i];
+    const byte = json[i] as number;
     if (inString) {
       if (byte === 0x5c) i++; // backslash: the next byte is escaped
       else if (byte === 0x22) inString = false;
@@ -92,9 +104,15 @@ function nestingDepth(json: Buffer): number {
       deepest = Math.max(deepest, ++depth);
     } else if (byte === 0x5d || byte === 0x7d) {
       depth--;
+    } else if (byte === 0x2d || (byte >= 0x30 && byte <= 0x39)) {
+      let end = i + 1;
+      while (end < json.length && NUMBER_BYTES.has(json[end] as number)) end++;
+      const literal = json.toString('latin1', i, end);
+      if (nonFinite === undefined && !Number.isFinite(Number(literal))) nonFinite = literal;
+      i = end - 1;
     }
   }
-  return deepest;
+  return { depth: deepest, nonFinite };
 }
 
 function hasBody(req: Request): boolean {
