@@ -34,6 +34,8 @@ export function sendBytes(port: number, request: BytesRequest, agent?: http.Agen
         resolve({ status: res.statusCode as number, headers: res.headers, body: text ? JSON.parse(text) : undefined, text });
       });
     });
+    // A server that never answers is a failure of its own, not a test that hangs.
+    req.setTimeout(10_000, () => req.destroy(new Error(`no answer to ${request.method} ${request.path} within 10 s`)));
     // A server that answers early (413) may reset the connection while the body is still going out.
     req.on('error', (err) => {
       if (!answered) reject(err);
