@@ -1,40 +1,14 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
-import net from 'node:net';
 import zlib from 'node:zlib';
 import type { Server } from 'node:http';
 import request from 'supertest';
 import { assertContract } from './support/contract';
 import { event } from './support/events';
 import { setup } from './support/fixtures';
-import { sendBytes } from './support/http-bytes';
+import { rawExchange, sendBytes } from './support/http-bytes';
 
 const EVENTS = '/api/v1/ingest/events';
-
-/** Sends raw bytes and resolves with what came back once the server closed or answered. */
-function rawExchange(port: number, head: string, chunks: Buffer[], pauseMs: number): Promise<{ response: string; sentBytes: number }> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    let response = '';
-    let sentBytes = 0;
-    let closed = false;
-    socket.on('data', (d) => (response += String(d)));
-    socket.on('error', () => {});
-    socket.on('close', () => {
-      closed = true;
-      resolve({ response, sentBytes });
-    });
-    socket.write(head);
-    const sendNext = (i: number) => {
-      if (closed || i >= chunks.length) return;
-      socket.write(chunks[i] as Buffer, () => {
-        sentBytes += (chunks[i] as Buffer).length;
-        setTimeout(() => sendNext(i + 1), pauseMs);
-      });
-    };
-    sendNext(0);
-  });
-}
 
 /** POSTs exact bytes and checks the answer against the contract. */
 async function postBytes(port: number, path: string, headers: Record<string, string>, body: Buffer) {

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 
 export interface BytesResponse {
   status: number;
@@ -47,4 +48,41 @@ export function sendBytes(port: number, request: BytesRequest, agent?: http.Agen
       req.end(request.body);
     }
   });
+}
+
+/**
+ * Writes `head`, then each chunk with a pause between, on a raw connection;
+ * resolves with every byte that came back once the server closed it, and how
+ * much of the chunks had gone out by then.
+ */
+export function rawExchange(port: number, head: string | Buffer, chunks: Buffer[] = [], pauseMs = 0): Promise<{ response: string; sentBytes: number }> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let response = '';
+    let sentBytes = 0;
+    let closed = false;
+    socket.on('data', (d) => (response += String(d)));
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      closed = true;
+      resolve({ response, sentBytes });
+    });
+    socket.write(head);
+    const sendNext = (i: number) => {
+      if (closed || i >= chunks.length) return;
+      socket.write(chunks[i] as Buffer, () => {
+        sentBytes += (chunks[i] as Buffer).length;
+        setTimeout(() => sendNext(i + 1), pauseMs);
+      });
+    };
+    sendNext(0);
+  });
+}
+
+/** A raw HTTP/1.1 response as status, lower-cased headers and parsed JSON body. */
+export function parseRawResponse(text: string): { status: number; headers: Record<string, string>; body: Record<string, unknown> } {
+  const [head = '', body = ''] = text.split('\r\n\r\n', 2);
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  return { status: Number(statusLine.split(' ')[1]), headers, body: body ? JSON.parse(body) : undefined };
 }
