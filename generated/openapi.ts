@@ -154,7 +154,7 @@ export interface components {
          * @description Machine-readable error code. See the Errors section.
          * @enum {string}
          */
-        ErrorCode: "missing_authorization" | "invalid_key" | "key_revoked" | "key_expired" | "plan_disabled" | "quota_exceeded" | "plan_limit" | "rate_limited" | "forbidden_event_type" | "invalid_body" | "batch_too_large" | "missing_actor" | "worker_not_found" | "idempotency_in_progress" | "idempotency_key_reused" | "not_found" | "method_not_allowed" | "unsupported_media_type" | "internal_error" | "service_unavailable";
+        ErrorCode: "missing_authorization" | "invalid_key" | "key_revoked" | "key_expired" | "plan_disabled" | "quota_exceeded" | "plan_limit" | "rate_limited" | "forbidden_event_type" | "invalid_body" | "batch_too_large" | "missing_actor" | "worker_not_found" | "idempotency_in_progress" | "idempotency_key_reused" | "not_found" | "method_not_allowed" | "unsupported_media_type" | "request_timeout" | "headers_too_large" | "internal_error" | "service_unavailable";
         ErrorDetail: {
             code: components["schemas"]["ErrorCode"];
             message: string;

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { migrate, openDatabase } from './data/db';
+import { createHttpServer } from './http/http-server';
 import { createLogger } from './logger';
 import { createServices } from './services';
 
@@ -21,7 +22,7 @@ async function main(): Promise<void> {
   await migrate(db);
   const services = createServices(config, db, { logger });
   const app = createApp(config, db, { logger, services });
-  const server = app.listen(config.port, () => {
+  const server = createHttpServer(app, config, logger).listen(config.port, () => {
     const { port } = server.address() as AddressInfo;
     logger.info({ port, database: config.database.kind }, `listening on http://localhost:${port}`);
   });
