@@ -6,6 +6,7 @@ import type { Config } from '../config';
 import { sourceDocument } from '../contract/document-source';
 import { newId } from '../data/ids';
 import { errorDetail, statusOf, type ErrorCode } from '../errors';
+import { lingeringClose } from './lingering-close';
 
 // Idle keep-alive connections close after this long (Node's default): long enough for a client's next call,
 // short enough that parked connections do not pile up.
@@ -33,8 +34,9 @@ export function createHttpServer(app: Express, config: ServerConfig, logger: Log
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   const answered = new WeakSet<Socket>();
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    // Once answered, the parser may still complain about what follows (or the close): nothing more to say.
-    if (answered.has(socket) || !socket.writable || responseUnderway(socket)) {
+    // Once answered, the parser may still complain about what follows: the lingering close deals with it.
+    if (answered.has(socket)) return;
+    if (!socket.writable || responseUnderway(socket)) {
       socket.destroy();
       return;
     }
@@ -43,7 +45,7 @@ export function createHttpServer(app: Express, config: ServerConfig, logger: Log
     const requestId = newId('req');
     logger.info({ requestId, reason: err.code, status: statusOf(code) }, 'refused before the app');
     socket.write(rawErrorResponse(code, message, requestId, baseUrlOf(socket)));
-    socket.destroySoon();
+    lingeringClose(socket);
   });
   return server;
 }

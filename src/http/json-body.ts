@@ -5,6 +5,7 @@ import contentType from 'content-type';
 import type { NextFunction, Request, Response } from 'express';
 import getRawBody from 'raw-body';
 import { ApiError } from '../errors';
+import { lingeringClose } from './lingering-close';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -71,11 +72,12 @@ export async function jsonBody(req: Request, res: Response, next: NextFunction):
 }
 
 function refuseTooLarge(req: Request, res: Response): never {
-  // Answer now and close: the client is not made to upload the rest.
+  // Answer now and close: the client is not made to upload the rest; what is already on its way is dropped.
   req.unpipe();
-  req.pause();
+  req.resume();
   res.setHeader('Connection', 'close');
-  res.once('finish', () => req.socket.destroySoon());
+  // Node ends a `Connection: close` answer with destroySoon, which would reset the connection under the upload.
+  req.socket.destroySoon = () => lingeringClose(req.socket);
   throw new ApiError('batch_too_large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes (1 MB, after decompression).`);
 }
 
