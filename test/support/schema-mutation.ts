@@ -59,14 +59,18 @@ function ofLength(value: unknown, length: number): string {
 
 const pick = (kind: string, values: unknown[]) => fc.constantFrom(...values).map((value) => ({ kind, value }));
 
-/** Replacements for a value of any schema, built once: some are megabytes. */
+/** Replacements for a value of any schema, built once. */
 const anyValue: Array<fc.Arbitrary<Mutation>> = [
   pick('wrong type', wrongTypes),
   pick('hostile number', rawNumbers.map((n) => Raw.text(n))),
   pick('NaN-like string', nanLikeStrings),
+  pick('invalid UTF-8', invalidUtf8.map((bytes) => new Raw(Buffer.concat([Buffer.from('"a'), Buffer.from(bytes), Buffer.from('b"')]), `"a${bytes.map((b) => `\\x${b.toString(16)}`).join('')}b"`))),
+];
+
+/** Replacements of up to a megabyte: drawn half as often as the others, so that a run stays within its time. */
+const heavyValue: Array<fc.Arbitrary<Mutation>> = [
   pick('deep nesting', [64, 1_000, 10_000, 100_000, 400_000].flatMap((depth) => [nested(depth, 'array'), nested(depth, 'object')])),
   pick('huge string', [huge('x', 16_385), huge('x', 200_000), huge('😀', 100_000), huge('x', 1_100_000)]),
-  pick('invalid UTF-8', invalidUtf8.map((bytes) => new Raw(Buffer.concat([Buffer.from('"a'), Buffer.from(bytes), Buffer.from('b"')]), `"a${bytes.map((b) => `\\x${b.toString(16)}`).join('')}b"`))),
 ];
 const defined = <T>(values: Array<T | undefined>): T[] => values.filter((v): v is T => v !== undefined);
 
@@ -105,7 +109,7 @@ export class SchemaMutations {
     if (schema.enum) options.push(this.enumMisses(schema));
     if (Array.isArray(value)) options.push(this.arrayBoundaries(schema, value));
     if (isPlainObject(value)) options.push(...this.objectMutations(schema, value));
-    return fc.oneof(...options);
+    return fc.oneof(...options.map((arbitrary) => ({ arbitrary, weight: 2 })), ...heavyValue.map((arbitrary) => ({ arbitrary, weight: 1 })));
   }
 
   private stringMutations(schema: Schema, value: unknown): Array<fc.Arbitrary<Mutation>> {
