@@ -50,9 +50,10 @@ export interface paths {
          *
          *     Order of checks, first failure wins: authentication (401), plan
          *     (402 `plan_disabled`), rate limits (429), body size (413), JSON
-         *     syntax, nesting and number range (400), idempotency (replay, 409, 422), envelope (`events`
-         *     missing, not an array or empty: 400; above the batch limit: 413),
-         *     monthly quota already exhausted (402), then each event.
+         *     syntax, nesting and number range (400), idempotency (replay, 409,
+         *     422), envelope (`events` missing, not an array or empty: 400; above
+         *     the batch limit: 413), monthly quota already exhausted (402), then
+         *     each event.
          *
          *     Per event: schema and unknown `statisticId` give `invalid_body`; an
          *     actor with none of `workerId`, `externalId`, `email` gives
