@@ -50,9 +50,10 @@ export interface paths {
          *
          *     Order of checks, first failure wins: authentication (401), plan
          *     (402 `plan_disabled`), rate limits (429), body size (413), JSON
-         *     syntax (400), idempotency (replay, 409, 422), envelope (`events`
-         *     missing, not an array or empty: 400; above the batch limit: 413),
-         *     monthly quota already exhausted (402), then each event.
+         *     syntax, nesting and number range (400), idempotency (replay, 409,
+         *     422), envelope (`events` missing, not an array or empty: 400; above
+         *     the batch limit: 413), monthly quota already exhausted (402), then
+         *     each event.
          *
          *     Per event: schema and unknown `statisticId` give `invalid_body`; an
          *     actor with none of `workerId`, `externalId`, `email` gives
@@ -154,7 +155,7 @@ export interface components {
          * @description Machine-readable error code. See the Errors section.
          * @enum {string}
          */
-        ErrorCode: "missing_authorization" | "invalid_key" | "key_revoked" | "key_expired" | "plan_disabled" | "quota_exceeded" | "plan_limit" | "rate_limited" | "forbidden_event_type" | "invalid_body" | "batch_too_large" | "missing_actor" | "worker_not_found" | "idempotency_in_progress" | "idempotency_key_reused" | "not_found" | "method_not_allowed" | "unsupported_media_type" | "internal_error" | "service_unavailable";
+        ErrorCode: "missing_authorization" | "invalid_key" | "key_revoked" | "key_expired" | "plan_disabled" | "quota_exceeded" | "plan_limit" | "rate_limited" | "forbidden_event_type" | "invalid_body" | "batch_too_large" | "missing_actor" | "worker_not_found" | "idempotency_in_progress" | "idempotency_key_reused" | "not_found" | "method_not_allowed" | "unsupported_media_type" | "request_timeout" | "headers_too_large" | "internal_error" | "service_unavailable";
         ErrorDetail: {
             code: components["schemas"]["ErrorCode"];
             message: string;
@@ -176,12 +177,14 @@ export interface components {
         StatisticPillar: "ACTIVITY" | "COMMUNICATION" | "DELIVERY" | "REVIEW" | "KNOWLEDGE";
         /** @description A stable, machine-friendly type name, 3 to 64 chars. */
         TypeName: string;
+        /** @description A string without U+0000 (NUL), which database text cannot hold. */
+        Text: string;
         /**
          * Format: date-time
-         * @description ISO 8601 date-time with a timezone offset (`Z` or `±hh:mm`); a real date.
+         * @description ISO 8601 date-time with a timezone offset (`Z` or `±hh:mm`); a real date whose instant, in UTC, falls within the years 0000 to 9999.
          */
         Timestamp: string;
-        /** @description Free-form metadata, at most 16 KB when serialized as JSON. Never message bodies or source code. */
+        /** @description Free-form metadata, at most 16 KB when serialized as JSON, nested within the body's 64 levels. Never message bodies or source code. */
         Metadata: {
             [key: string]: unknown;
         };
@@ -193,16 +196,16 @@ export interface components {
          */
         Actor: {
             /** @description An existing worker id of this organization. */
-            workerId?: string;
+            workerId?: components["schemas"]["Text"];
             /** @description Your stable id for the person; unique per app. Preferred over email. */
-            externalId?: string;
+            externalId?: components["schemas"]["Text"];
             /**
              * Format: email
              * @description Matched case-insensitively against the organization's directory; last resort.
              */
             email?: string;
             /** @description The name given to a worker created for this actor. */
-            displayName?: string;
+            displayName?: components["schemas"]["Text"];
         } & (unknown | unknown | unknown);
         IngestEvent: {
             /** @description Must be on the app's whitelist (`allowedEventTypes`). */
@@ -302,7 +305,7 @@ export interface components {
         };
         StatisticDefinition: {
             /** @description Starts with the app's slug and a dot (`<slug>.`); unique within the manifest. */
-            id: string;
+            id: components["schemas"]["Text"];
             label: string;
             description?: string;
             pillar: components["schemas"]["StatisticPillar"];

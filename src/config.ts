@@ -15,6 +15,10 @@ export interface Config {
   idempotencyTtlSeconds: number;
   redisUrl: string | undefined;
   logLevel: string;
+  /** Time a client has to send a whole request, body included (408 request_timeout after it). */
+  requestTimeoutSeconds: number;
+  /** Time a client has to send the request line and headers: what a slowloris client cannot stretch. */
+  headersTimeoutSeconds: number;
 }
 
 /** A configuration value that cannot be used; the message names the variable. */
@@ -76,6 +80,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (!logLevels.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${logLevels.join(', ')}, got "${logLevel}"`);
   }
+  const requestTimeoutSeconds = integer(env, 'REQUEST_TIMEOUT_SECONDS', 30, 1, 600);
+  const headersTimeoutSeconds = integer(env, 'HEADERS_TIMEOUT_SECONDS', 10, 1, 600);
+  if (headersTimeoutSeconds > requestTimeoutSeconds) {
+    throw new ConfigError(`HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS (${requestTimeoutSeconds}), got ${headersTimeoutSeconds}`);
+  }
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     database: database(env),
@@ -87,5 +96,7 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 600, 1, 86_400),
     redisUrl: redisUrl(env),
     logLevel,
+    requestTimeoutSeconds,
+    headersTimeoutSeconds,
   };
 }

@@ -31,6 +31,8 @@ export const errorTable = {
   not_found: { status: 404, message: 'No such endpoint.' },
   method_not_allowed: { status: 405, message: 'This endpoint does not support this method.' },
   unsupported_media_type: { status: 415, message: 'Send the request body as application/json.' },
+  request_timeout: { status: 408, message: 'The request was not received in time; retry.' },
+  headers_too_large: { status: 431, message: 'The request headers are too large.' },
   internal_error: { status: 500, message: 'Unexpected failure; nothing was changed. Retry with backoff.' },
   service_unavailable: { status: 503, message: 'A dependency is unavailable; nothing was changed. Retry later.' },
 } as const satisfies Record<ErrorCode, ErrorSpec>;

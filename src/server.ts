@@ -3,6 +3,7 @@ import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { migrate, openDatabase } from './data/db';
 import { releaseAllClaims } from './data/idempotency';
+import { createHttpServer } from './http/http-server';
 import { createLogger } from './logger';
 import { createServices } from './services';
 
@@ -27,7 +28,7 @@ async function main(): Promise<void> {
   }
   const services = createServices(config, db, { logger });
   const app = createApp(config, db, { logger, services });
-  const server = app.listen(config.port, () => {
+  const server = createHttpServer(app, config, logger).listen(config.port, () => {
     const { port } = server.address() as AddressInfo;
     logger.info({ port, database: config.database.kind }, `listening on http://localhost:${port}`);
   });

@@ -19,6 +19,8 @@ describe('Configuration', () => {
         idempotencyTtlSeconds: 600,
         redisUrl: null,
         logLevel: 'info',
+        requestTimeoutSeconds: 30,
+        headersTimeoutSeconds: 10,
       },
     );
   });
@@ -34,6 +36,8 @@ describe('Configuration', () => {
       RATE_LIMIT_PER_ORG: '20',
       IDEMPOTENCY_TTL_SECONDS: '30',
       REDIS_URL: 'redis://127.0.0.1:6379',
+      REQUEST_TIMEOUT_SECONDS: '120',
+      HEADERS_TIMEOUT_SECONDS: '5',
     });
     assert.deepEqual(config.database, { kind: 'postgres', url: 'postgres://u@db:5432/ingest' });
     assert.equal(config.eventCategorySet, 'A');
@@ -43,6 +47,8 @@ describe('Configuration', () => {
     assert.equal(config.rateLimitPerOrg, 20);
     assert.equal(config.idempotencyTtlSeconds, 30);
     assert.equal(config.redisUrl, 'redis://127.0.0.1:6379');
+    assert.equal(config.requestTimeoutSeconds, 120);
+    assert.equal(config.headersTimeoutSeconds, 5);
   });
 
   const invalid: Array<[string, string]> = [
@@ -60,6 +66,8 @@ describe('Configuration', () => {
     ['IDEMPOTENCY_TTL_SECONDS', '0'],
     ['REDIS_URL', 'http://cache'],
     ['LOG_LEVEL', 'loud'],
+    ['REQUEST_TIMEOUT_SECONDS', '0'],
+    ['HEADERS_TIMEOUT_SECONDS', '31'], // more than the default REQUEST_TIMEOUT_SECONDS of 30
   ];
   for (const [name, value] of invalid) {
     it(`refuses ${name}=${value} with a message naming the variable`, () => {

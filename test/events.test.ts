@@ -65,6 +65,10 @@ describe('POST /api/v1/ingest/events', () => {
       ['an eventType off the whitelist', { eventType: 'deploy.done' }, 403, 'forbidden_event_type', /\/events\/0\/eventType "deploy\.done"/],
       ['an unknown workerId', { actor: { workerId: 'wkr_000000000nothing' } }, 404, 'worker_not_found', /\/events\/0\/actor\/workerId "wkr_000000000nothing"/],
       ['an unknown statisticId', { statisticId: 'app.nothing' }, 400, 'invalid_body', /\/events\/0\/statisticId "app\.nothing" is not in the app's statistic manifest/],
+      // PostgreSQL text cannot hold U+0000: refused on every database alike, never a 500.
+      ['a NUL in externalId', { actor: { externalId: 'a\u0000b' } }, 400, 'invalid_body', /\/events\/0\/actor\/externalId must match pattern/],
+      ['a NUL in displayName', { actor: { externalId: 'nul-name', displayName: '\u0000' } }, 400, 'invalid_body', /\/events\/0\/actor\/displayName must match pattern/],
+      ['a NUL in workerId', { actor: { workerId: 'wkr_\u0000' } }, 400, 'invalid_body', /\/events\/0\/actor\/workerId must match pattern/],
     ];
     for (const [what, overrides, status, code, message] of cases) {
       it(`${what}: ${status} ${code}, with the index in the body`, async () => {
@@ -230,6 +234,18 @@ describe('POST /api/v1/ingest/events', () => {
         }
       });
     }
+  });
+
+  it('refuses a timestamp whose UTC instant leaves the years 0000 to 9999, and accepts the first and last instants', async () => {
+    const { app, tenant } = await setup();
+    const timestamps = ['0000-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z', '0000-01-01T00:00:00+00:01', '9999-12-31T23:59:59-00:01'];
+    const res = await client(app).post(EVENTS, { key: tenant.key, body: { events: timestamps.map((timestamp) => event({ timestamp })) } });
+    assert.equal(res.status, 207);
+    assert.deepEqual(res.body.results.accepted.map((a: { timestamp: string }) => a.timestamp), ['0000-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z']);
+    assert.deepEqual(
+      res.body.results.rejected.map((r: { index: number; code: string; message: string }) => [r.index, r.code, r.message]),
+      [2, 3].map((i) => [i, 'invalid_body', `/events/${i}/timestamp is not a real point in time within the years 0000 to 9999 (UTC)`]),
+    );
   });
 
   describe('the envelope', () => {

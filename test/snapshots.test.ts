@@ -50,10 +50,12 @@ describe('POST /api/v1/ingest/snapshots', () => {
     ['a metric identifier with a space', { metrics: { 'bad id': 1 } }, 400, 'invalid_body', /\/metrics has an invalid property name "bad id"/],
     ['a snapshotType of 2 chars', { snapshotType: 'ab' }, 400, 'invalid_body', /\/snapshotType must match pattern/],
     ['a timestamp without offset', { timestamp: '2026-11-20T18:00:00' }, 400, 'invalid_body', /\/timestamp must be an ISO 8601 date-time/],
+    ['a timestamp before the year 0000 in UTC', { timestamp: '0000-01-01T00:00:00+00:01' }, 400, 'invalid_body', /\/timestamp is not a real point in time within the years 0000 to 9999/],
     ['metadata over 16 KB', { metadata: metadataOfSize(16385) }, 400, 'invalid_body', /\/metadata must be at most 16384 bytes/],
     ['an actor with no identifying field', { actor: { displayName: 'Nobody' } }, 400, 'missing_actor', /\/actor must have at least one of workerId, externalId, email/],
     ['no actor', { actor: undefined }, 400, 'missing_actor', /\/actor/],
     ['an unknown workerId', { actor: { workerId: 'wkr_000000000nothing' } }, 404, 'worker_not_found', /workerId "wkr_000000000nothing"/],
+    ['a NUL in displayName (PostgreSQL text cannot hold it)', { actor: { externalId: 'nul', displayName: 'a\u0000' } }, 400, 'invalid_body', /\/actor\/displayName must match pattern/],
   ];
   for (const [what, overrides, status, code, message] of refusals) {
     it(`refuses ${what}: ${status} ${code}, storing nothing`, async () => {

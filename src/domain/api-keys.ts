@@ -12,6 +12,14 @@ export function isWellFormedKey(key: string): boolean {
   return KEY_FORMAT.test(key);
 }
 
+// A key, or what may be its secret part: the API's own ids and paths never hold 40 base64url characters in a row.
+const KEY_LIKE = /svc_live_[A-Za-z0-9_-]*|[A-Za-z0-9_-]{40,}/g;
+
+/** The text with anything that may be a key replaced, for logging what a client sent (a key pasted into a URL path). */
+export function redactKeys(text: string): string {
+  return text.replace(KEY_LIKE, '[redacted]');
+}
+
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }

@@ -8,7 +8,7 @@ import { ingestRules, monthOf, reserveEvents, type IngestRules } from '../data/u
 import { ApiError } from '../errors';
 import { ActorResolver } from './actors';
 import type { Principal } from './authenticator';
-import { judgeSchema, normalizeTimestamp, type Rejection } from './judgement';
+import { judgeSchema, normalizeTimestamp, UNREPRESENTABLE_TIMESTAMP, type Rejection } from './judgement';
 
 type IngestEvent = components['schemas']['IngestEvent'];
 type AcceptedEvent = components['schemas']['AcceptedEvent'];
@@ -100,7 +100,7 @@ function judgeEvent(validate: ItemValidator, item: unknown, index: number, recei
   if (schemaRejection) return schemaRejection;
   const event = item as IngestEvent;
   const ts = normalizeTimestamp(event.timestamp, receivedAt);
-  if (!ts) return { code: 'invalid_body', message: `${pointer}/timestamp is not a real point in time` };
+  if (!ts) return { code: 'invalid_body', message: `${pointer}/timestamp ${UNREPRESENTABLE_TIMESTAMP}` };
   if (!rules.allowedEventTypes.has(event.eventType)) {
     return { code: 'forbidden_event_type', message: `${pointer}/eventType "${event.eventType}" is not in the app's allowedEventTypes` };
   }

@@ -9,7 +9,7 @@ import type { WorkerRef } from '../data/workers';
 import { ApiError } from '../errors';
 import { ActorResolver } from './actors';
 import type { Principal } from './authenticator';
-import { judgeSchema, normalizeTimestamp } from './judgement';
+import { judgeSchema, normalizeTimestamp, UNREPRESENTABLE_TIMESTAMP } from './judgement';
 import { metricsInSentOrder } from './metric-order';
 
 type IngestSnapshot = components['schemas']['IngestSnapshot'];
@@ -38,7 +38,7 @@ export async function ingestSnapshot<R>(
   if (rejection) throw new ApiError(rejection.code, rejection.message);
   const snapshot = body as IngestSnapshot;
   const ts = normalizeTimestamp(snapshot.timestamp, ctx.receivedAt);
-  if (!ts) throw new ApiError('invalid_body', '/timestamp is not a real point in time');
+  if (!ts) throw new ApiError('invalid_body', `/timestamp ${UNREPRESENTABLE_TIMESTAMP}`);
   const metrics = metricsInSentOrder(snapshot.metrics, ctx.rawBody);
 
   return db.transaction(async (trx) => {

@@ -1,11 +1,13 @@
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
+import { redactKeys } from '../domain/api-keys';
 
 /**
- * One line per request with its id; serializers keep headers (the key) and
- * bodies (metadata) out. Below info level there are no access lines to write,
- * so none of their per-request work is done (failures are logged where handled).
+ * One line per request with its id; serializers keep headers (the key), query
+ * strings and bodies (metadata) out, and a key pasted into the path is redacted.
+ * Below info level there are no access lines to write, so none of their
+ * per-request work is done (failures are logged where handled).
  */
 export function accessLog(logger: Logger): RequestHandler {
   if (!logger.isLevelEnabled('info')) return (_req, _res, next) => next();
@@ -14,7 +16,7 @@ export function accessLog(logger: Logger): RequestHandler {
     genReqId: (req) => (req as unknown as { requestId: string }).requestId,
     customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
     serializers: {
-      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }),
+      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: redactKeys(req.url.split('?')[0] as string) }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },
   });

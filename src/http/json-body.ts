@@ -5,8 +5,17 @@ import contentType from 'content-type';
 import type { NextFunction, Request, Response } from 'express';
 import getRawBody from 'raw-body';
 import { ApiError } from '../errors';
+import { lingeringClose } from './lingering-close';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * How deep arrays and objects may nest in a body. Validation and storage walk
+ * values recursively (JSON.stringify among them), and a few KB of brackets
+ * nested thousands deep would exhaust the stack; 64 levels leave ample room
+ * for real metadata.
+ */
+export const MAX_NESTING_DEPTH = 64;
 
 const decoders: Record<string, (() => zlib.Gunzip | zlib.Inflate) | undefined> = {
   gzip: () => zlib.createGunzip(),
@@ -50,24 +59,62 @@ export async function jsonBody(req: Request, res: Response, next: NextFunction):
   } catch (err) {
     throw new ApiError('invalid_body', `The request body is not valid JSON: ${(err as Error).message}`);
   }
+  const { depth, nonFinite } = inspectJson(raw);
+  if (depth > MAX_NESTING_DEPTH) {
+    throw new ApiError('invalid_body', `The request body nests arrays and objects deeper than ${MAX_NESTING_DEPTH} levels.`);
+  }
+  if (nonFinite !== undefined) {
+    throw new ApiError('invalid_body', `The request body has the number ${nonFinite.slice(0, 40)}, beyond the range of a double (about ±1.8e308).`);
+  }
   req.rawBody = raw;
   req.bodyFingerprint = createHash('sha256').update(raw).digest('hex');
   next();
 }
 
-// After an early 413 the connection is drained this long, then dropped. Closing at
-// once (Connection: close) would reset it while the client is still sending, and a
-// reset can discard the 413 before the client reads it.
-const LINGER_AFTER_REFUSAL_MS = 1000;
-
 function refuseTooLarge(req: Request, res: Response): never {
-  // Answer now: the client is not made to upload the rest before it hears 413.
+  // Answer now and close: the client is not made to upload the rest; what is already on its way is dropped.
   req.unpipe();
-  res.once('finish', () => {
-    req.resume();
-    setTimeout(() => req.socket.destroy(), LINGER_AFTER_REFUSAL_MS).unref();
-  });
+  req.resume();
+  res.setHeader('Connection', 'close');
+  // Node ends a `Connection: close` answer with destroySoon, which would reset the connection under the upload.
+  req.socket.destroySoon = () => lingeringClose(req.socket);
   throw new ApiError('batch_too_large', `The request body is larger than ${BODY_LIMIT_BYTES} bytes (1 MB, after decompression).`);
+}
+
+/** The bytes a JSON number literal is made of: digits, "-", "+", ".", "e" and "E". */
+const NUMBER_BYTES = new Set(Buffer.from('0123456789-+.eE'));
+
+/**
+ * What JSON.parse does not tell about valid JSON text: the deepest nesting of
+ * arrays and objects, and the first number literal beyond a double, which it
+ * would turn into Infinity (stored as null). One pass, without recursion.
+ */
+function inspectJson(json: Buffer): { depth: number; nonFinite?: string } {
+  let depth = 0;
+  let deepest = 0;
+  let nonFinite: string | undefined;
+  let inString = false;
+  // Every byte of a multi-byte UTF-8 character is >= 0x80, so the ASCII bytes below are always themselves.
+  for (let i = 0; i < json.length; i++) {
+    const byte = json[i] as number;
+    if (inString) {
+      if (byte === 0x5c) i++; // backslash: the next byte is escaped
+      else if (byte === 0x22) inString = false;
+    } else if (byte === 0x22) {
+      inString = true;
+    } else if (byte === 0x5b || byte === 0x7b) {
+      deepest = Math.max(deepest, ++depth);
+    } else if (byte === 0x5d || byte === 0x7d) {
+      depth--;
+    } else if (byte === 0x2d || (byte >= 0x30 && byte <= 0x39)) {
+      let end = i + 1;
+      while (end < json.length && NUMBER_BYTES.has(json[end] as number)) end++;
+      const literal = json.toString('latin1', i, end);
+      if (nonFinite === undefined && !Number.isFinite(Number(literal))) nonFinite = literal;
+      i = end - 1;
+    }
+  }
+  return { depth: deepest, nonFinite };
 }
 
 function hasBody(req: Request): boolean {
