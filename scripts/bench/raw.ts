@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { Db } from '../../src/data/db';
 import { openSqlite } from '../../src/data/sqlite';
-import { newId, nowIso } from '../../src/data/ids';
+import { newId, newIds, nowIso } from '../../src/data/ids';
 import { eventColumns, externalIdOf, type EventTuple, type RowTemplate } from './workload';
 
 export interface RawScope {
@@ -23,28 +23,17 @@ export interface RawResult {
   transactions: number;
 }
 
+/** One events row as the service stores it, in the column order of `eventColumns`. */
+function tuple(id: string, workerId: string, t: RowTemplate, ts: string, requestId: string, receivedAt: string, scope: RawScope): EventTuple {
+  return [id, scope.orgId, scope.appId, workerId, scope.integrationId, 'event', t.eventType, t.category, ts, t.duration, null, null, t.metadata, null, requestId, receivedAt];
+}
+
 function tuples(batch: RowTemplate[], scope: RawScope): EventTuple[] {
   // What the service computes per batch and per event: ids, the request id, the receipt time.
   const requestId = newId('req');
   const receivedAt = nowIso();
-  return batch.map((t) => [
-    newId('evt'),
-    scope.orgId,
-    scope.appId,
-    scope.workerIds[t.worker % scope.workerIds.length] as string,
-    scope.integrationId,
-    'event',
-    t.eventType,
-    t.category,
-    t.ts,
-    t.duration,
-    null,
-    null,
-    t.metadata,
-    null,
-    requestId,
-    receivedAt,
-  ]);
+  const ids = newIds('evt', batch.length);
+  return batch.map((t, i) => tuple(ids[i] as string, scope.workerIds[t.worker % scope.workerIds.length] as string, t, t.ts, requestId, receivedAt, scope));
 }
 
 const insertSql = `insert into events (${eventColumns.join(', ')}) values (${eventColumns.map(() => '?').join(', ')})`;
@@ -194,24 +183,8 @@ function* bulkRows(count: number, batches: RowTemplate[][], scope: RawScope, day
       const iso = new Date(ms).toISOString();
       if (index % 100 === 0) requestId = `req_${ms.toString(36).padStart(9, '0')}${suffixes.slice(i * 12, i * 12 + 12)}`;
       const t = templates[index % templates.length] as RowTemplate;
-      rows.push([
-        `evt_${ms.toString(36).padStart(9, '0')}${suffixes.slice(i * 12, i * 12 + 12)}`,
-        scope.orgId,
-        scope.appId,
-        scope.workerIds[Math.floor(random() * scope.workerIds.length)] as string,
-        scope.integrationId,
-        'event',
-        t.eventType,
-        t.category,
-        iso,
-        t.duration,
-        null,
-        null,
-        t.metadata,
-        null,
-        requestId,
-        iso,
-      ]);
+      const id = `evt_${ms.toString(36).padStart(9, '0')}${suffixes.slice(i * 12, i * 12 + 12)}`;
+      rows.push(tuple(id, scope.workerIds[Math.floor(random() * scope.workerIds.length)] as string, t, iso, requestId, iso, scope));
     }
     yield rows;
   }
