@@ -177,7 +177,7 @@ export interface components {
         StatisticPillar: "ACTIVITY" | "COMMUNICATION" | "DELIVERY" | "REVIEW" | "KNOWLEDGE";
         /** @description A stable, machine-friendly type name, 3 to 64 chars. */
         TypeName: string;
-        /** @description A string without U+0000 (NUL), which database text cannot hold. */
+        /** @description Well-formed Unicode without U+0000 (NUL); database text can hold neither NUL nor a lone surrogate (an unpaired \uD800-\uDFFF escape). */
         Text: string;
         /**
          * Format: date-time

@@ -8,6 +8,7 @@ import { failingUpdates } from './support/failing-write';
 import { setup, silentLogger } from './support/fixtures';
 
 const EVENTS = '/api/v1/ingest/events';
+const SNAPSHOTS = '/api/v1/ingest/snapshots';
 type Setup = Awaited<ReturnType<typeof setup>>;
 
 async function workersOf(db: Setup['db'], orgId: string) {
@@ -89,6 +90,19 @@ describe('Actor resolution', () => {
     const mineWorkers = (await workersOf(mine.db, mine.tenant.orgId)).map((w) => w.id);
     assert.equal(mineWorkers.length, 2);
     for (const w of workers) assert.ok(mineWorkers.includes(w as string));
+  });
+
+  it('refuses an actor string with a lone surrogate, which UTF-8 text cannot hold: stored as U+FFFD, it used to miss itself (500) when seen again', async () => {
+    const { app, tenant } = await setup();
+    for (const sighting of [1, 2]) {
+      const res = await client(app).post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { externalId: 'a\ud800', email: 'lone@x.example' } })] } });
+      assert.equal(res.status, 400, `sighting ${sighting}`);
+      assert.match(res.body.error.message, /\/events\/0\/actor\/externalId must match pattern/);
+    }
+    const name = await client(app).post(SNAPSHOTS, { key: tenant.key, body: { snapshotType: 'load.now', actor: { externalId: 'ok', displayName: '\udc00' }, metrics: { a: 1 } } });
+    assert.equal(name.status, 400);
+    const paired = await client(app).post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { externalId: 'emoji-😀', displayName: '👩‍💻' } })] } });
+    assert.equal(paired.status, 202, 'characters beyond U+FFFF, as surrogate pairs, are welcome');
   });
 
   it('creates exactly one worker for 20 concurrent first sightings of one actor', async () => {

@@ -214,6 +214,11 @@ describe(`Fuzzing every endpoint with bodies generated from openapi/v1.yaml (FUZ
         const { metrics, metadata } = sent as { metrics: Record<string, unknown>; metadata?: unknown };
         assertStoredAsSent(JSON.stringify(Object.fromEntries(JSON.parse(row.metrics as string))), metrics, 'the metrics');
         assertStoredAsSent(row.metadata, metadata, 'the metadata');
+        const { workerId, externalId } = (sent as { actor: { workerId?: string; externalId?: string } }).actor;
+        if (!workerId && externalId !== undefined) {
+          const link = await ctx.db.kysely.selectFrom('worker_external_ids').select(['external_id', 'worker_id']).where('app_id', '=', tenant.appId).where('external_id', '=', externalId).executeTakeFirstOrThrow();
+          assert.deepEqual(link, { external_id: externalId, worker_id: (res.body.worker as { id: string }).id }, 'the externalId is stored as sent and names the worker answered');
+        }
       }
       if (sameJson(sent, mutant.original) && way.idempotencyKey === undefined) {
         assert.equal(res.status, 202, res.text);

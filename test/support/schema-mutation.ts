@@ -9,7 +9,7 @@ export interface Mutant {
   original: unknown;
   /** Where the replaced value sits, as a JSON pointer. */
   at: string;
-  /** What was done there, e.g. "maxLength+1" or "duplicate key". */
+  /** What was done there, e.g. "length 201 (bounds 1..200)" or "duplicate key actor (hostile one last)". */
   kind: string;
   body: unknown;
 }
