@@ -1,7 +1,6 @@
 import type { components } from '../generated/openapi';
 
 export type ErrorCode = components['schemas']['ErrorCode'];
-export type ErrorBody = components['schemas']['Error'];
 
 interface ErrorSpec {
   status: number;

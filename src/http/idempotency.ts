@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { IdempotencyService } from '../domain/idempotency';
 import { ApiError } from '../errors';
+import { sendReply } from './respond';
 
 const MAX_KEY_LENGTH = 200;
 
@@ -23,7 +24,7 @@ export function idempotency(service: IdempotencyService) {
       const { status, body, requestId } = begun.replay;
       res.setHeader('X-Request-Id', requestId);
       res.setHeader('Idempotent-Replayed', 'true');
-      res.status(status).type('application/json').send(body);
+      sendReply(res, { status, body });
       return;
     }
     req.idempotency = begun.claim;

@@ -3,11 +3,8 @@ import { errorDetail, type ErrorCode } from '../errors';
 import { baseUrlOf } from './request-context';
 import type { Executor } from '../data/schema';
 
-/** Serializes once so the exact bytes can also be stored for idempotent replay. */
-export function sendJson(res: Response, status: number, body: unknown): string {
-  const text = JSON.stringify(body);
-  res.status(status).type('application/json').send(text);
-  return text;
+export function sendJson(res: Response, status: number, body: unknown): void {
+  sendReply(res, { status, body: JSON.stringify(body) });
 }
 
 export function errorDetailFor(req: Request, code: ErrorCode, message: string) {
@@ -32,6 +29,7 @@ export function replyWithin<T>(req: Request, render: (outcome: T) => Reply) {
   };
 }
 
+/** Sends a body that is already JSON text: as rendered in a transaction, or as stored for replay. */
 export function sendReply(res: Response, reply: Reply): void {
   res.status(reply.status).type('application/json').send(reply.body);
 }
