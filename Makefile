@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NPX := npx --no-install
 
-.PHONY: install build run generate lint check-generated test bench bench-profile soak clean
+.PHONY: install build run generate lint format check-generated test bench bench-read bench-profile bench-web soak clean
 
 # npm ci only when the lockfile changed since the last install.
 node_modules/.installed: package.json package-lock.json
@@ -11,8 +11,10 @@ node_modules/.installed: package.json package-lock.json
 
 install: node_modules/.installed
 
+# The service (tsc into dist/) and the web console (Vite into dist/web, served at /console/).
 build: install
 	$(NPX) tsc -p tsconfig.json
+	$(NPX) vite build web --logLevel warn
 
 run: build
 	node dist/src/server.js
@@ -27,6 +29,14 @@ check-generated: install
 lint: install check-generated
 	$(NPX) redocly lint openapi/v1.yaml --format=stylish
 	$(NPX) tsc -p tsconfig.json --noEmit
+	$(NPX) tsc -p web/tsconfig.json
+	$(NPX) eslint --max-warnings=0 .
+	$(NPX) prettier --check --log-level=warn .
+
+# Rewrites the tree in the project's style (Prettier) and applies ESLint's safe fixes.
+format: install
+	$(NPX) prettier --write --log-level=warn .
+	$(NPX) eslint --fix .
 
 test: lint build
 	bash scripts/test.sh
@@ -40,6 +50,16 @@ bench: build
 # The same, plus a CPU-profiled service run per database, summarized (top self-time functions).
 bench-profile: build
 	BENCH_PROFILE=1 node dist/scripts/bench/run.js
+
+# The console's read endpoints (p50/p99 at 10 readers, ingest running) and a one-day export, on
+# 2M stored events, SQLite and PostgreSQL. About 10 minutes. Options: see scripts/bench/read.ts.
+bench-read: build
+	node dist/scripts/bench/read.js
+
+# The web console's figures: first-page JavaScript gzipped, a 5,000-row day not loaded or rendered
+# whole, the timeline's first row with demo data. Chromium and about a minute.
+bench-web: build
+	node --require tsx/cjs scripts/bench/web.ts
 
 # 60 s of mixed valid and invalid requests; prints the server's RSS at 10 s and 60 s (not part of make test).
 soak: build

@@ -147,15 +147,620 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/console/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in
+         * @description Opens a console session on one membership of the email and sets the
+         *     session cookie `ingest_session` (`HttpOnly; SameSite=Strict; Path=/`,
+         *     plus `Secure` when the request came over TLS). The cookie holds a
+         *     random token of which only a hash is stored. The answer's `csrfToken`
+         *     goes into `X-CSRF-Token` on every console request that changes
+         *     something.
+         *
+         *     `organizationId` is required only when the email is a member of
+         *     several organizations (else 400 `invalid_body` naming it).
+         *
+         *     An unknown email and a wrong password get the same 401
+         *     `invalid_credentials`. After 10 failed attempts within 15 minutes
+         *     for one email, or from one client address, further attempts get 429
+         *     `rate_limited` with `Retry-After`, before the password is checked.
+         *     Sign-in needs no CSRF token.
+         *
+         *     Sessions end after `SESSION_IDLE_MINUTES` (720 by default) without
+         *     use, and 7 days after sign-in in any case.
+         */
+        post: operations["createSession"];
+        /**
+         * Sign out
+         * @description Ends the session at once (its token stops working) and clears the cookie. Needs `X-CSRF-Token`.
+         */
+        delete: operations["deleteSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in member
+         * @description The same body as sign-in, for the session's membership.
+         */
+        get: operations["getMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who an invite is for
+         * @description What the invite page shows before the member sets a password. The
+         *     token comes from the link's fragment (`/console/invite#token=…`) and
+         *     travels in the `X-Invite-Token` header, never in a URL, so that it
+         *     stays out of logs. No session needed.
+         */
+        get: operations["getInvite"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/invites/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invite
+         * @description Sets the invited member's password (12 to 200 characters), uses up
+         *     the invite, ends every other session of the member and signs in:
+         *     the answer and the cookie are those of sign-in. An unknown, used,
+         *     replaced or expired (older than 72 hours) token is 400
+         *     `invite_invalid`, and nothing is changed. No session or CSRF token
+         *     needed.
+         */
+        post: operations["acceptInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's timeline
+         * @description Every accepted event and every snapshot of the organization is a row,
+         *     newest first: ordered by `timestamp`, then `id`, both descending.
+         *     Filters combine (all must hold); `from` is inclusive, `to` exclusive.
+         *     A filter naming another organization's worker or app matches nothing.
+         *
+         *     Keyset pagination: pass the previous page's `nextCursor` as `cursor`,
+         *     with the same filters (`limit` may change). Rows that arrive while
+         *     paging never make a page repeat or skip a row: a new row older than
+         *     the cursor shows on a later page, a newer one at the top of a fresh
+         *     first page. A cursor is signed: one that was not issued, was issued
+         *     to another organization or for other filters gives 400
+         *     `invalid_query` naming `cursor`.
+         */
+        get: operations["listTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/timeline/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the timeline
+         * @description Every row matching the timeline's filters, newest first, in one
+         *     streamed download (no pagination, bounded memory on the server), as
+         *     an attachment named `timeline-<organization>-<UTC time>.<csv|ndjson>`.
+         *
+         *     - `csv` (RFC 4180, UTF-8, CRLF line ends): the header row `id,kind,
+         *       integrationId,appId,appSlug,appName,workerId,workerName,type,
+         *       category,timestamp,receivedAt,duration,pillar,statisticId,
+         *       requestId,metadata,metrics`; `type` is the eventType or
+         *       snapshotType; `metadata` and `metrics` are JSON text. A cell that
+         *       starts with `=`, `+`, `-` or `@` is prefixed with `'` so that a
+         *       spreadsheet never runs it as a formula.
+         *     - `ndjson`: one timeline row (as in `GET /timeline`) per line.
+         */
+        get: operations["exportTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/timeline/workers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One day of the timeline, grouped per worker
+         * @description The day is a calendar day in the organization's time zone (today
+         *     there by default; a daylight-saving day lasts 23 or 25 hours). One
+         *     group per worker with rows that day, the most recently active first
+         *     (then by worker id, descending), each with its row count, its latest
+         *     timestamp and its newest 5 rows. Keyset pagination over the groups,
+         *     as for the timeline.
+         */
+        get: operations["listTimelineWorkers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/workers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find workers
+         * @description The organization's workers ordered by display name
+         *     (case-insensitively), then id. `q` keeps those whose display name,
+         *     email or one of whose externalIds starts with it, ignoring case.
+         *     `lastActivityAt` is the timestamp of the worker's newest row, absent
+         *     when it has none.
+         */
+        get: operations["listWorkers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/workers/{workerId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A worker, with its user strip
+         * @description The worker, its externalIds per app, its connections (the one it was
+         *     created through and those of the apps that know it by an externalId
+         *     or a snapshot) and its user strip: one card per app with a current
+         *     snapshot for the worker, the newest by timestamp across the app's
+         *     snapshot types, with its first four metrics in the order they were
+         *     sent; cards ordered by app slug.
+         */
+        get: operations["getWorker"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/workers/{workerId}/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A worker's snapshot history
+         * @description Every snapshot received for the worker, newest first (by
+         *     `timestamp`, then `id`), older and superseded ones included, with all
+         *     their metrics in the order sent. Keyset pagination as for the
+         *     timeline.
+         */
+        get: operations["listWorkerSnapshots"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/statistics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's statistics and the state of their rollups
+         * @description Every definition of every app's statistic manifest, ordered by app
+         *     slug then manifest order, with the state of its daily rollups:
+         *     `current` when they count every stored event under this definition
+         *     in the organization's current time zone; `recomputing` while a
+         *     replaced manifest or a new time zone is being applied to the stored
+         *     events (reads meanwhile answer from the previous rollups, whole).
+         */
+        get: operations["listRollupStatistics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/statistics/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Daily values of statistics, per organization or per worker
+         * @description Each statistic's value on every day from `from` to `to` (both
+         *     inclusive, days in the organization's time zone, at most 366), in
+         *     date order, and its total over the range. Days without a matching
+         *     event are present with `count` 0 and `value` 0 (null for a ratio).
+         *     Values are derived from stored parts, so any range is exact:
+         *     `count` and `rate` from the number of matching events (a range's
+         *     `rate` is that number divided by the range's days), `sumField` and
+         *     `durationMinutes` from sums, `ratio` from `numerator` /
+         *     `denominator` (null when the denominator is 0).
+         *
+         *     `statisticId` (repeatable) picks statistics, in the order given;
+         *     by default every statistic of the organization, as in
+         *     `GET /statistics`. `workerId` restricts to one worker.
+         *
+         *     `groupBy=worker`: one item per statistic and worker, for a page of
+         *     `limit` workers: those with a matching event in the range for one of
+         *     the statistics, ordered by the first statistic's total value
+         *     (highest first, null last), then its count (highest first), then
+         *     worker id. `nextCursor` gives the next page (null on the last, and
+         *     always null for `groupBy=none`).
+         */
+        get: operations["getDailyStatistics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/reports/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Statistics per pillar, this range against the previous one
+         * @description Per pillar (in the order ACTIVITY, COMMUNICATION, DELIVERY, REVIEW,
+         *     KNOWLEDGE; pillars without a statistic left out) the statistics'
+         *     totals over `from`..`to` and over the range of the same length just
+         *     before it (`previous`), shaped as in `/statistics/daily`. An event's
+         *     own `pillar` overrides its definition's: its parts count under that
+         *     pillar, where the statistic then also appears. Per SPACE dimension
+         *     (`feedsDimensions`) the statistics that feed it.
+         *
+         *     By default every statistic whose definition has `defaultEnabled:
+         *     true`; `statisticId` (repeatable) names the statistics instead,
+         *     default-disabled ones included.
+         */
+        get: operations["getSummaryReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organization's apps
+         * @description Every app of the organization, by slug.
+         */
+        get: operations["listApps"];
+        put?: never;
+        /**
+         * Create an app
+         * @description Creates an app with an empty whitelist and its connection
+         *     `custom:<slug>`; the session's member is its creator. Slugs are 2 to 40
+         *     chars of `[a-z0-9-]` starting with a letter, unique in the organization
+         *     (409 `slug_taken`).
+         */
+        post: operations["createApp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/apps/{appId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read an app */
+        get: operations["getApp"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/apps/{appId}/allowed-event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace the app's whitelist
+         * @description Replaces the event types the app's keys may send (at most 200, each
+         *     a `TypeName`); a type listed twice is stored once, in the order first
+         *     given. Statistic definitions already stored are kept as they are: the
+         *     whitelist is checked when a manifest is replaced.
+         */
+        put: operations["putAllowedEventTypes"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/apps/{appId}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the app's API keys
+         * @description Every key of the app, newest first, revoked and expired ones included. Never the key itself.
+         */
+        get: operations["listKeys"];
+        put?: never;
+        /**
+         * Issue an API key
+         * @description Issues a key for the app; it works on the ingest endpoints at once.
+         *     This answer is the only time the key is shown: only its SHA-256 hash is
+         *     stored. `expiresAt`, when given, must be in the future (else 400
+         *     `invalid_body`).
+         */
+        post: operations["issueKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/apps/{appId}/keys/{keyId}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke an API key
+         * @description Revokes the key: it stops working at once on the instance that
+         *     answered, and on every other within `AUTH_CACHE_TTL_SECONDS`. Revoking
+         *     a revoked key answers its first revocation time.
+         */
+        post: operations["revokeKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/apps/{appId}/statistics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an app's statistic manifest
+         * @description The same answer as the app's own `GET /api/v1/apps/statistics`.
+         */
+        get: operations["getAppStatistics"];
+        /**
+         * Replace an app's statistic manifest
+         * @description The same body, rules and answers as the app's own `PUT /api/v1/apps/statistics`.
+         */
+        put: operations["putAppStatistics"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organization's members
+         * @description Every member of the organization, by email.
+         */
+        get: operations["listMembers"];
+        put?: never;
+        /**
+         * Add a member and invite them
+         * @description Adds the email as a member with the role and answers a one-time invite
+         *     link (valid 72 hours) where they set a password. Only an owner may add
+         *     an owner (else 403 `insufficient_role`); an email that is already a
+         *     member of the organization is 409 `member_exists`.
+         */
+        post: operations["inviteMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/members/{memberId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member
+         * @description Removes the member and ends their sessions. Only an owner removes an
+         *     owner (else 403 `insufficient_role`); the last owner cannot be removed
+         *     (409 `last_owner`).
+         */
+        delete: operations["removeMember"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's role
+         * @description Only an owner makes or unmakes owners (else 403 `insufficient_role`);
+         *     the last owner cannot be demoted (409 `last_owner`).
+         */
+        patch: operations["updateMember"];
+        trace?: never;
+    };
+    "/api/v1/console/organization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the organization, its plan and this month's usage
+         * @description `usage` counts the events accepted in the current calendar month (UTC), the month the quota applies to.
+         */
+        get: operations["getOrganization"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Rename the organization or change its time zone
+         * @description `timeZone` is an IANA time zone name (`Europe/Berlin`, `UTC`); days in
+         *     the timeline and the daily statistics are counted in it. Anything else
+         *     is 400 `invalid_body`.
+         */
+        patch: operations["updateOrganization"];
+        trace?: never;
+    };
+    "/api/v1/console/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the audit log
+         * @description Every change to the organization's apps, whitelists, keys, manifests,
+         *     members and settings, made in the console, through an app's key (the
+         *     manifest) or with `ingestctl`, newest first. Entries never hold a key,
+         *     a key hash or a password.
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description Machine-readable error code. See the Errors section.
+         * @description Machine-readable error code. See the Errors section; `x-status` gives each code's HTTP status.
          * @enum {string}
          */
-        ErrorCode: "missing_authorization" | "invalid_key" | "key_revoked" | "key_expired" | "plan_disabled" | "quota_exceeded" | "plan_limit" | "rate_limited" | "forbidden_event_type" | "invalid_body" | "batch_too_large" | "missing_actor" | "worker_not_found" | "idempotency_in_progress" | "idempotency_key_reused" | "not_found" | "method_not_allowed" | "unsupported_media_type" | "request_timeout" | "headers_too_large" | "internal_error" | "service_unavailable";
+        ErrorCode: "missing_authorization" | "invalid_key" | "key_revoked" | "key_expired" | "plan_disabled" | "quota_exceeded" | "plan_limit" | "rate_limited" | "forbidden_event_type" | "invalid_body" | "batch_too_large" | "missing_actor" | "worker_not_found" | "idempotency_in_progress" | "idempotency_key_reused" | "not_found" | "method_not_allowed" | "unsupported_media_type" | "request_timeout" | "headers_too_large" | "internal_error" | "service_unavailable" | "invalid_query" | "session_required" | "session_expired" | "invalid_credentials" | "invite_invalid" | "csrf_failed" | "insufficient_role" | "app_not_found" | "key_not_found" | "member_not_found" | "slug_taken" | "last_owner" | "tls_required" | "member_exists";
         ErrorDetail: {
             code: components["schemas"]["ErrorCode"];
             message: string;
@@ -338,6 +943,416 @@ export interface components {
         StatisticsResponse: {
             requestId: string;
             statistics: components["schemas"]["StoredStatisticDefinition"][];
+        };
+        /** Format: email */
+        MemberEmail: string;
+        /** @enum {string} */
+        MemberRole: "owner" | "admin" | "member";
+        /** @description 12 to 200 characters; stored only as a salted scrypt hash. */
+        Password: string;
+        SignInRequest: {
+            email: components["schemas"]["Text"];
+            /** @description Any wrong password, whatever its length, is `invalid_credentials`. */
+            password: string;
+            /** @description The membership to open the session on; required when the email is a member of several organizations. */
+            organizationId?: string;
+        };
+        SessionMember: {
+            id: string;
+            email: string;
+            name: string | null;
+            role: components["schemas"]["MemberRole"];
+        };
+        SessionOrganization: {
+            id: string;
+            name: string;
+        };
+        Membership: {
+            organizationId: string;
+            organizationName: string;
+            role: components["schemas"]["MemberRole"];
+        };
+        SessionResponse: {
+            member: components["schemas"]["SessionMember"];
+            organization: components["schemas"]["SessionOrganization"];
+            /** @description Every membership of the email, ordered by organization name; sign in again with another `organizationId` to switch. */
+            memberships: components["schemas"]["Membership"][];
+            /** @description Send as `X-CSRF-Token` with every console request that changes something. */
+            csrfToken: string;
+        };
+        /** @description The token from the invite link's fragment (`#token=…`). */
+        InviteToken: string;
+        AcceptInviteRequest: {
+            token: components["schemas"]["InviteToken"];
+            password: components["schemas"]["Password"];
+        };
+        InviteResponse: {
+            member: {
+                email: string;
+                name: string | null;
+                role: components["schemas"]["MemberRole"];
+            };
+            organization: components["schemas"]["SessionOrganization"];
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /** @description A worker's id. */
+        WorkerId: string;
+        /** @description An app's id. */
+        AppId: string;
+        /** @description Pass as `cursor` for the next page, with the same filters; null on the last page. */
+        NextCursor: string | null;
+        /** @description A snapshot metric by its identifier; `unit` and `label` when it was sent as an object with them. */
+        StripMetric: {
+            id: string;
+            value: number | string;
+            unit?: components["schemas"]["MetricUnit"];
+            label?: string;
+        };
+        /** @description An event (`eventType`, `category`) or a snapshot (`snapshotType`, `metrics`); absent values are omitted. */
+        TimelineRow: {
+            id: string;
+            /** @enum {string} */
+            kind: "event" | "snapshot";
+            /** @description `custom:<app slug>` */
+            integrationId: string;
+            app: components["schemas"]["App"];
+            worker: components["schemas"]["WorkerRef"];
+            eventType?: string;
+            snapshotType?: string;
+            category?: string;
+            /** Format: date-time */
+            timestamp: string;
+            /** Format: date-time */
+            receivedAt: string;
+            duration?: number;
+            pillar?: string;
+            statisticId?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @description A snapshot's metrics, all of them, in the order sent. */
+            metrics?: components["schemas"]["StripMetric"][];
+            requestId: string;
+        };
+        TimelinePage: {
+            items: components["schemas"]["TimelineRow"][];
+            nextCursor: components["schemas"]["NextCursor"];
+        };
+        TimelineWorkerGroup: {
+            worker: components["schemas"]["WorkerRef"];
+            /** @description The worker's rows that day. */
+            count: number;
+            /** Format: date-time */
+            latestAt: string;
+            /** @description The worker's newest 5 rows that day, newest first. */
+            rows: components["schemas"]["TimelineRow"][];
+        };
+        TimelineWorkersPage: {
+            /** Format: date */
+            day: string;
+            /** @description The organization's time zone (IANA name). */
+            timeZone: string;
+            items: components["schemas"]["TimelineWorkerGroup"][];
+            nextCursor: components["schemas"]["NextCursor"];
+        };
+        WorkerListItem: {
+            id: string;
+            displayName: string;
+            email?: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            lastActivityAt?: string;
+        };
+        WorkerListPage: {
+            items: components["schemas"]["WorkerListItem"][];
+            nextCursor: components["schemas"]["NextCursor"];
+        };
+        StripCard: {
+            app: components["schemas"]["App"];
+            snapshotType: string;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description The first four metrics, in the order sent. */
+            metrics: components["schemas"]["StripMetric"][];
+        };
+        WorkerDetail: {
+            id: string;
+            displayName: string;
+            email?: string;
+            /** Format: date-time */
+            createdAt: string;
+            externalIds: {
+                app: components["schemas"]["App"];
+                externalId: string;
+            }[];
+            /** @description Integration ids (`custom:<app slug>`), sorted. */
+            connections: string[];
+            /** @description One card per app, ordered by app slug. */
+            strip: components["schemas"]["StripCard"][];
+        };
+        SnapshotHistoryItem: {
+            id: string;
+            app: components["schemas"]["App"];
+            snapshotType: string;
+            /** Format: date-time */
+            timestamp: string;
+            /** Format: date-time */
+            receivedAt: string;
+            /** @description All the metrics, in the order sent. */
+            metrics: components["schemas"]["StripMetric"][];
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        SnapshotHistoryPage: {
+            items: components["schemas"]["SnapshotHistoryItem"][];
+            nextCursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * @description `current`: the rollups count every event accepted before
+         *     `computedThrough` under the current manifest and time zone.
+         *     `recomputing`: a replaced manifest or a new time zone is being
+         *     applied to the stored events; the answer comes whole from the
+         *     previous rollups (`computedThrough` is theirs; null for a definition
+         *     they do not have).
+         */
+        RollupStatus: {
+            /** @enum {string} */
+            state: "current" | "recomputing";
+            /** Format: date-time */
+            computedThrough: string | null;
+        };
+        RollupStatisticList: {
+            items: {
+                app: components["schemas"]["App"];
+                definition: components["schemas"]["StoredStatisticDefinition"];
+                status: components["schemas"]["RollupStatus"];
+            }[];
+        };
+        /**
+         * @description A value with the parts it is derived from: `count` matching events;
+         *     for a ratio also `numerator` (the sum of the values, true as 1) and
+         *     `denominator` (how many values). `value` is null only for a ratio
+         *     with no value.
+         */
+        RollupValue: {
+            value: number | null;
+            count: number;
+            numerator?: number;
+            denominator?: number;
+        };
+        /** @description One day's value, as a `RollupValue`. */
+        RollupDay: {
+            /** Format: date */
+            day: string;
+            value: number | null;
+            count: number;
+            numerator?: number;
+            denominator?: number;
+        };
+        DailySeries: {
+            statisticId: string;
+            app: components["schemas"]["App"];
+            label: string;
+            pillar: components["schemas"]["StatisticPillar"];
+            /** @enum {string} */
+            format: "number" | "duration_minutes" | "percent" | "time_of_day" | "rate_per_day";
+            /** @enum {string} */
+            aggregation: "count" | "sumField" | "durationMinutes" | "rate" | "ratio";
+            worker?: components["schemas"]["WorkerRef"];
+            status: components["schemas"]["RollupStatus"];
+            /** @description Every day of the range, in date order. */
+            days: components["schemas"]["RollupDay"][];
+            total: components["schemas"]["RollupValue"];
+        };
+        DailyStatistics: {
+            /** @description The organization's time zone (IANA name) the days are in. */
+            timeZone: string;
+            /** Format: date */
+            from: string;
+            /** Format: date */
+            to: string;
+            items: components["schemas"]["DailySeries"][];
+            nextCursor: components["schemas"]["NextCursor"];
+        };
+        SummaryReport: {
+            timeZone: string;
+            /** Format: date */
+            from: string;
+            /** Format: date */
+            to: string;
+            /** @description The range of the same length just before. */
+            previous: {
+                /** Format: date */
+                from: string;
+                /** Format: date */
+                to: string;
+            };
+            pillars: {
+                pillar: components["schemas"]["StatisticPillar"];
+                statistics: {
+                    statisticId: string;
+                    app: components["schemas"]["App"];
+                    label: string;
+                    /** @enum {string} */
+                    format: "number" | "duration_minutes" | "percent" | "time_of_day" | "rate_per_day";
+                    /** @enum {string} */
+                    aggregation: "count" | "sumField" | "durationMinutes" | "rate" | "ratio";
+                    status: components["schemas"]["RollupStatus"];
+                    total: components["schemas"]["RollupValue"];
+                    previousTotal: components["schemas"]["RollupValue"];
+                }[];
+            }[];
+            /** @description Each SPACE dimension fed by at least one of the statistics, in the order satisfaction, performance, activity, communication, efficiency. */
+            dimensions: {
+                /** @enum {string} */
+                dimension: "satisfaction" | "performance" | "activity" | "communication" | "efficiency";
+                statisticIds: string[];
+            }[];
+        };
+        /** @description 2 to 40 chars of `[a-z0-9-]`, starting with a letter; unique in the organization. */
+        AppSlug: string;
+        /** @description The event types the app's keys may send, at most 200. */
+        AllowedEventTypes: components["schemas"]["TypeName"][];
+        AdminApp: {
+            id: string;
+            slug: string;
+            name: string;
+            /** @description `custom:<slug>` */
+            integrationId: string;
+            allowedEventTypes: string[];
+            /** Format: date-time */
+            createdAt: string;
+        };
+        AdminAppList: {
+            items: components["schemas"]["AdminApp"][];
+        };
+        AppCreateRequest: {
+            slug: components["schemas"]["AppSlug"];
+            /** @description Not blank. */
+            name: components["schemas"]["Text"];
+        };
+        AllowedEventTypesRequest: {
+            allowedEventTypes: components["schemas"]["AllowedEventTypes"];
+        };
+        /** @description A key as it may be shown after issue; never the key or its hash. */
+        ApiKeySummary: {
+            id: string;
+            /** @description The first 15 chars of the key (`svc_live_` and 6 more), to recognise it. */
+            prefix: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            expiresAt: string | null;
+            /** Format: date-time */
+            revokedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the key last authenticated a request, to within a minute (and `AUTH_CACHE_TTL_SECONDS`).
+             */
+            lastUsedAt: string | null;
+        };
+        ApiKeyList: {
+            items: components["schemas"]["ApiKeySummary"][];
+        };
+        ApiKeyIssueRequest: {
+            /** @description When the key stops working; in the future. Omitted, the key does not expire. */
+            expiresAt?: components["schemas"]["Timestamp"];
+        };
+        IssuedApiKey: {
+            id: string;
+            /** @description The key, shown only in this answer. */
+            key: string;
+            prefix: string;
+            /** Format: date-time */
+            expiresAt: string | null;
+        };
+        RevokedApiKey: {
+            id: string;
+            /** Format: date-time */
+            revokedAt: string;
+        };
+        AdminMember: {
+            id: string;
+            email: string;
+            name: string | null;
+            role: components["schemas"]["MemberRole"];
+            /** Format: date-time */
+            createdAt: string;
+        };
+        AdminMemberList: {
+            items: components["schemas"]["AdminMember"][];
+        };
+        MemberInviteRequest: {
+            email: components["schemas"]["MemberEmail"];
+            role: components["schemas"]["MemberRole"];
+            name?: components["schemas"]["Text"];
+        };
+        MemberInvited: {
+            member: components["schemas"]["AdminMember"];
+            /**
+             * Format: uri
+             * @description The one-time link where the member sets a password.
+             */
+            url: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        MemberRoleRequest: {
+            role: components["schemas"]["MemberRole"];
+        };
+        AdminOrganization: {
+            id: string;
+            name: string;
+            /** @description An IANA time zone name. */
+            timeZone: string;
+            plan: {
+                apiEnabled: boolean;
+                /** @description null when unlimited. */
+                maxEventsPerMonth: number | null;
+            };
+            usage: {
+                /** @description The current calendar month, UTC (`YYYY-MM`). */
+                month: string;
+                /** @description Events counted against the quota this month. */
+                events: number;
+            };
+        };
+        OrganizationPatchRequest: {
+            /** @description Not blank. */
+            name?: components["schemas"]["Text"];
+            /** @description An IANA time zone name. */
+            timeZone?: string;
+        };
+        AuditEntry: {
+            id: string;
+            /** Format: date-time */
+            at: string;
+            /** @description Who made the change: a member in the console, an app's key (its manifest), or an operator with `ingestctl`. */
+            actor: {
+                /** @enum {string} */
+                kind: "member" | "api_key" | "ingestctl";
+                memberId?: string;
+                email?: string;
+                keyId?: string;
+            };
+            /** @enum {string} */
+            action: "organization.created" | "organization.renamed" | "organization.time_zone_changed" | "organization.plan_changed" | "app.created" | "app.allowed_event_types_changed" | "app.manifest_replaced" | "key.issued" | "key.revoked" | "member.added" | "member.invited" | "member.role_changed" | "member.removed" | "member.password_set" | "worker.added";
+            target: {
+                /** @enum {string} */
+                type: "organization" | "app" | "key" | "member" | "worker";
+                id: string;
+            };
+            /** @description What changed, e.g. `{ "from": "admin", "to": "owner" }`; never a key, key hash or password. */
+            details?: {
+                [key: string]: unknown;
+            };
+        };
+        AuditLogPage: {
+            items: components["schemas"]["AuditEntry"][];
+            nextCursor: string | null;
         };
     };
     responses: {
@@ -537,6 +1552,113 @@ export interface components {
                 "application/json": components["schemas"]["BatchRejectedResponse"];
             };
         };
+        /** @description `invalid_body` (the body breaks the schema; the message names the field), `invalid_query` (a query or path parameter; the message names it) or `invite_invalid`. */
+        ConsoleBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `session_required` (no cookie, or one naming no session), `session_expired`, or on sign-in `invalid_credentials`. */
+        ConsoleUnauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "session_required",
+                 *         "message": "Sign in first: this endpoint needs a console session.",
+                 *         "requestId": "req_0mhxb2c3d4KlM1nO2pQ3rS",
+                 *         "docsUrl": "https://ingest.example.com/docs#section/Errors/session_required"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `csrf_failed` (a change without the session's `X-CSRF-Token`; nothing was changed) or `insufficient_role`. */
+        ConsoleForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description More than 10 failed sign-ins within 15 minutes for this email or from this address; the password was not checked. */
+        SignInThrottled: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `invalid_query`: a query or path parameter is unknown, malformed or out of range, or the cursor was not issued for this query; the message names the parameter. */
+        ConsoleQueryInvalid: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "invalid_query",
+                 *         "message": "limit must be <= 200",
+                 *         "requestId": "req_0mhxc3d4e5LmN2oP3qR4sT",
+                 *         "docsUrl": "https://ingest.example.com/docs#section/Errors/invalid_query"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `worker_not_found`: no worker with this id in the organization. */
+        ConsoleWorkerNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No such app, key or member in the organization (`app_not_found`, `key_not_found`, `member_not_found`). */
+        AdminNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The change conflicts with what exists (`slug_taken`, `member_exists`, `last_owner`). */
+        AdminConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
         /**
@@ -548,6 +1670,39 @@ export interface components {
          *     seconds). Answers of 5xx are not stored: a retry executes again.
          */
         IdempotencyKey: string;
+        /** @description The session's `csrfToken`; required on every console request that changes something (403 `csrf_failed` without it). */
+        CsrfToken: string;
+        /** @description The token from the invite link's fragment (`#token=…`). */
+        InviteToken: string;
+        /** @description Items per page. */
+        ConsoleLimit: number;
+        /** @description The previous page's `nextCursor`, with the same filters; opaque and signed. */
+        ConsoleCursor: string;
+        /** @description Rows at or after this instant (a date-time with offset; send a `+` offset as `%2B`, since `+` in a query means a space). */
+        TimelineFrom: components["schemas"]["Timestamp"];
+        /** @description Rows before this instant (a date-time with offset, `+` sent as `%2B`); not before `from`. */
+        TimelineTo: components["schemas"]["Timestamp"];
+        TimelineWorkerId: components["schemas"]["WorkerId"];
+        TimelineAppId: components["schemas"]["AppId"];
+        /** @description Rows of this eventType or snapshotType. */
+        TimelineEventType: components["schemas"]["TypeName"];
+        TimelineCategory: components["schemas"]["EventCategory"];
+        TimelineKind: "event" | "snapshot";
+        ConsoleWorkerId: components["schemas"]["WorkerId"];
+        /** @description The first day (`YYYY-MM-DD`, the organization's time zone), inclusive. */
+        RollupFrom: string;
+        /** @description The last day (`YYYY-MM-DD`), inclusive; not before `from`, at most 365 days after it. */
+        RollupTo: string;
+        /** @description A statistic of the organization (repeat the parameter for several); an unknown one is 400 `invalid_query`. */
+        RollupStatisticId: string[];
+        /** @description Only this worker's events; a worker of another organization is 404 `worker_not_found`. */
+        RollupWorkerId: components["schemas"]["WorkerId"];
+        /** @description An app of the organization; another organization's app is 404 `app_not_found`. */
+        AdminAppId: string;
+        /** @description A key of the app; a key of another app is 404 `key_not_found`. */
+        AdminKeyId: string;
+        /** @description A member of the organization; another organization's member is 404 `member_not_found`. */
+        AdminMemberId: string;
     };
     requestBodies: never;
     headers: {
@@ -567,6 +1722,10 @@ export interface components {
         "Retry-After": number;
         /** @description `true` when this response is the stored answer to an earlier request with the same Idempotency-Key. */
         "Idempotent-Replayed": "true";
+        /** @description `ingest_session=<token>; Path=/; HttpOnly; SameSite=Strict`, plus `Secure` when the request came over TLS. */
+        "Set-Session-Cookie": string;
+        /** @description `ingest_session=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Strict`: the browser drops the cookie. */
+        "Clear-Session-Cookie": string;
     };
     pathItems: never;
 }
@@ -980,6 +2139,1124 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "dana@acme.example",
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SignInRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed in; the session cookie is set. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "Set-Cookie": components["headers"]["Set-Session-Cookie"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionResponse"];
+                };
+            };
+            400: components["responses"]["ConsoleBadRequest"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["SignInThrottled"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's `csrfToken`; required on every console request that changes something (403 `csrf_failed` without it). */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out; the cookie is cleared. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "Set-Cookie": components["headers"]["Clear-Session-Cookie"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["ConsoleUnauthorized"];
+            403: components["responses"]["ConsoleForbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session's member, organization and memberships. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionResponse"];
+                };
+            };
+            401: components["responses"]["ConsoleUnauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getInvite: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The token from the invite link's fragment (`#token=…`). */
+                "X-Invite-Token": components["parameters"]["InviteToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invite is valid. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteResponse"];
+                };
+            };
+            400: components["responses"]["ConsoleBadRequest"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    acceptInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptInviteRequest"];
+            };
+        };
+        responses: {
+            /** @description The password is set and the member signed in; the session cookie is set. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "Set-Cookie": components["headers"]["Set-Session-Cookie"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionResponse"];
+                };
+            };
+            400: components["responses"]["ConsoleBadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTimeline: {
+        parameters: {
+            query?: {
+                /** @description Rows at or after this instant (a date-time with offset; send a `+` offset as `%2B`, since `+` in a query means a space). */
+                from?: components["parameters"]["TimelineFrom"];
+                /** @description Rows before this instant (a date-time with offset, `+` sent as `%2B`); not before `from`. */
+                to?: components["parameters"]["TimelineTo"];
+                workerId?: components["parameters"]["TimelineWorkerId"];
+                appId?: components["parameters"]["TimelineAppId"];
+                /** @description Rows of this eventType or snapshotType. */
+                eventType?: components["parameters"]["TimelineEventType"];
+                category?: components["parameters"]["TimelineCategory"];
+                kind?: components["parameters"]["TimelineKind"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["ConsoleLimit"];
+                /** @description The previous page's `nextCursor`, with the same filters; opaque and signed. */
+                cursor?: components["parameters"]["ConsoleCursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of rows. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "evt_0mhx3b2k9a1Rz8TqLm3V0c",
+                     *           "kind": "event",
+                     *           "integrationId": "custom:acme-ci",
+                     *           "app": {
+                     *             "id": "app_0mhx2fa1c4pX9eW3nQ7s2K",
+                     *             "slug": "acme-ci",
+                     *             "name": "Acme CI"
+                     *           },
+                     *           "worker": {
+                     *             "id": "wkr_0mhx2fb7e1Tn4Yq8Wm2Lp9",
+                     *             "displayName": "Dana Whitfield"
+                     *           },
+                     *           "eventType": "ticket.resolved",
+                     *           "category": "TASK_UPDATE",
+                     *           "timestamp": "2026-11-20T13:03:11.000Z",
+                     *           "receivedAt": "2026-11-20T13:03:12.204Z",
+                     *           "duration": 1260,
+                     *           "metadata": {
+                     *             "ticket": "OPS-4411"
+                     *           },
+                     *           "requestId": "req_0mhx3b2k9QpL7vN1aZ4eXw"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "eyJwIjpbIjIwMjYtMTEtMjBUMTM6MDM6MTEuMDAwWiJdfQ.8Jc3lH1m0b2Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TimelinePage"];
+                };
+            };
+            400: components["responses"]["ConsoleQueryInvalid"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportTimeline: {
+        parameters: {
+            query?: {
+                format?: "csv" | "ndjson";
+                /** @description Rows at or after this instant (a date-time with offset; send a `+` offset as `%2B`, since `+` in a query means a space). */
+                from?: components["parameters"]["TimelineFrom"];
+                /** @description Rows before this instant (a date-time with offset, `+` sent as `%2B`); not before `from`. */
+                to?: components["parameters"]["TimelineTo"];
+                workerId?: components["parameters"]["TimelineWorkerId"];
+                appId?: components["parameters"]["TimelineAppId"];
+                /** @description Rows of this eventType or snapshotType. */
+                eventType?: components["parameters"]["TimelineEventType"];
+                category?: components["parameters"]["TimelineCategory"];
+                kind?: components["parameters"]["TimelineKind"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The matching rows, streamed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    /** @description `attachment; filename="timeline-<organization>-<UTC time>.csv"` (or `.ndjson`). */
+                    "Content-Disposition": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example id,kind,integrationId,appId,appSlug,appName,workerId,workerName,type,category,timestamp,receivedAt,duration,pillar,statisticId,requestId,metadata,metrics */
+                    "text/csv": string;
+                    "application/x-ndjson": string;
+                };
+            };
+            400: components["responses"]["ConsoleQueryInvalid"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTimelineWorkers: {
+        parameters: {
+            query?: {
+                /** @description A day (`YYYY-MM-DD`) in the organization's time zone; today there by default. */
+                day?: string;
+                /** @description Items per page. */
+                limit?: components["parameters"]["ConsoleLimit"];
+                /** @description The previous page's `nextCursor`, with the same filters; opaque and signed. */
+                cursor?: components["parameters"]["ConsoleCursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of worker groups. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimelineWorkersPage"];
+                };
+            };
+            400: components["responses"]["ConsoleQueryInvalid"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWorkers: {
+        parameters: {
+            query?: {
+                /** @description A prefix of the display name, the email or an externalId, any case. */
+                q?: components["schemas"]["Text"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["ConsoleLimit"];
+                /** @description The previous page's `nextCursor`, with the same filters; opaque and signed. */
+                cursor?: components["parameters"]["ConsoleCursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of workers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkerListPage"];
+                };
+            };
+            400: components["responses"]["ConsoleQueryInvalid"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workerId: components["parameters"]["ConsoleWorkerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The worker. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkerDetail"];
+                };
+            };
+            400: components["responses"]["ConsoleQueryInvalid"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            404: components["responses"]["ConsoleWorkerNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWorkerSnapshots: {
+        parameters: {
+            query?: {
+                appId?: components["parameters"]["TimelineAppId"];
+                snapshotType?: components["schemas"]["TypeName"];
+                /** @description Rows at or after this instant (a date-time with offset; send a `+` offset as `%2B`, since `+` in a query means a space). */
+                from?: components["parameters"]["TimelineFrom"];
+                /** @description Rows before this instant (a date-time with offset, `+` sent as `%2B`); not before `from`. */
+                to?: components["parameters"]["TimelineTo"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["ConsoleLimit"];
+                /** @description The previous page's `nextCursor`, with the same filters; opaque and signed. */
+                cursor?: components["parameters"]["ConsoleCursor"];
+            };
+            header?: never;
+            path: {
+                workerId: components["parameters"]["ConsoleWorkerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of snapshots. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnapshotHistoryPage"];
+                };
+            };
+            400: components["responses"]["ConsoleQueryInvalid"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            404: components["responses"]["ConsoleWorkerNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listRollupStatistics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statistics. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RollupStatisticList"];
+                };
+            };
+            401: components["responses"]["ConsoleUnauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDailyStatistics: {
+        parameters: {
+            query: {
+                /** @description The first day (`YYYY-MM-DD`, the organization's time zone), inclusive. */
+                from: components["parameters"]["RollupFrom"];
+                /** @description The last day (`YYYY-MM-DD`), inclusive; not before `from`, at most 365 days after it. */
+                to: components["parameters"]["RollupTo"];
+                /** @description A statistic of the organization (repeat the parameter for several); an unknown one is 400 `invalid_query`. */
+                statisticId?: components["parameters"]["RollupStatisticId"];
+                /** @description Only this worker's events; a worker of another organization is 404 `worker_not_found`. */
+                workerId?: components["parameters"]["RollupWorkerId"];
+                groupBy?: "none" | "worker";
+                /** @description With `groupBy=worker`, workers per page. */
+                limit?: number;
+                /** @description The previous page's `nextCursor`, with the same filters; opaque and signed. */
+                cursor?: components["parameters"]["ConsoleCursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statistics' daily values. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timeZone": "Europe/Berlin",
+                     *       "from": "2026-11-19",
+                     *       "to": "2026-11-20",
+                     *       "items": [
+                     *         {
+                     *           "statisticId": "helpdesk.resolution-rate",
+                     *           "app": {
+                     *             "id": "app_0mhx2fa1c4pX9eW3nQ7s2K",
+                     *             "slug": "helpdesk",
+                     *             "name": "Helpdesk"
+                     *           },
+                     *           "label": "Tickets solved first time",
+                     *           "pillar": "DELIVERY",
+                     *           "format": "percent",
+                     *           "aggregation": "ratio",
+                     *           "status": {
+                     *             "state": "current",
+                     *             "computedThrough": "2026-11-20T13:03:12.204Z"
+                     *           },
+                     *           "days": [
+                     *             {
+                     *               "day": "2026-11-19",
+                     *               "value": 0.75,
+                     *               "count": 4,
+                     *               "numerator": 3,
+                     *               "denominator": 4
+                     *             },
+                     *             {
+                     *               "day": "2026-11-20",
+                     *               "value": null,
+                     *               "count": 0,
+                     *               "numerator": 0,
+                     *               "denominator": 0
+                     *             }
+                     *           ],
+                     *           "total": {
+                     *             "value": 0.75,
+                     *             "count": 4,
+                     *             "numerator": 3,
+                     *             "denominator": 4
+                     *           }
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DailyStatistics"];
+                };
+            };
+            400: components["responses"]["ConsoleQueryInvalid"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            404: components["responses"]["ConsoleWorkerNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSummaryReport: {
+        parameters: {
+            query: {
+                /** @description The first day (`YYYY-MM-DD`, the organization's time zone), inclusive. */
+                from: components["parameters"]["RollupFrom"];
+                /** @description The last day (`YYYY-MM-DD`), inclusive; not before `from`, at most 365 days after it. */
+                to: components["parameters"]["RollupTo"];
+                /** @description A statistic of the organization (repeat the parameter for several); an unknown one is 400 `invalid_query`. */
+                statisticId?: components["parameters"]["RollupStatisticId"];
+                /** @description Only this worker's events; a worker of another organization is 404 `worker_not_found`. */
+                workerId?: components["parameters"]["RollupWorkerId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The summary. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SummaryReport"];
+                };
+            };
+            400: components["responses"]["ConsoleQueryInvalid"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            404: components["responses"]["ConsoleWorkerNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listApps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The apps. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminAppList"];
+                };
+            };
+            401: components["responses"]["ConsoleUnauthorized"];
+            403: components["responses"]["ConsoleForbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createApp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's `csrfToken`; required on every console request that changes something (403 `csrf_failed` without it). */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "slug": "acme-ci",
+                 *       "name": "Acme CI"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AppCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The app. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminApp"];
+                };
+            };
+            400: components["responses"]["ConsoleBadRequest"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            403: components["responses"]["ConsoleForbidden"];
+            409: components["responses"]["AdminConflict"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app of the organization; another organization's app is 404 `app_not_found`. */
+                appId: components["parameters"]["AdminAppId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The app, with its whitelist and integration id. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminApp"];
+                };
+            };
+            400: components["responses"]["ConsoleBadRequest"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            403: components["responses"]["ConsoleForbidden"];
+            404: components["responses"]["AdminNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putAllowedEventTypes: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's `csrfToken`; required on every console request that changes something (403 `csrf_failed` without it). */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description An app of the organization; another organization's app is 404 `app_not_found`. */
+                appId: components["parameters"]["AdminAppId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "allowedEventTypes": [
+                 *         "ticket.resolved",
+                 *         "build.finished"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["AllowedEventTypesRequest"];
+            };
+        };
+        responses: {
+            /** @description The app with its new whitelist. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminApp"];
+                };
+            };
+            400: components["responses"]["ConsoleBadRequest"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            403: components["responses"]["ConsoleForbidden"];
+            404: components["responses"]["AdminNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app of the organization; another organization's app is 404 `app_not_found`. */
+                appId: components["parameters"]["AdminAppId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            400: components["responses"]["ConsoleBadRequest"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            403: components["responses"]["ConsoleForbidden"];
+            404: components["responses"]["AdminNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    issueKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's `csrfToken`; required on every console request that changes something (403 `csrf_failed` without it). */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description An app of the organization; another organization's app is 404 `app_not_found`. */
+                appId: components["parameters"]["AdminAppId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "expiresAt": "2027-06-30T00:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiKeyIssueRequest"];
+            };
+        };
+        responses: {
+            /** @description The key, shown this once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IssuedApiKey"];
+                };
+            };
+            400: components["responses"]["ConsoleBadRequest"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            403: components["responses"]["ConsoleForbidden"];
+            404: components["responses"]["AdminNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's `csrfToken`; required on every console request that changes something (403 `csrf_failed` without it). */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description An app of the organization; another organization's app is 404 `app_not_found`. */
+                appId: components["parameters"]["AdminAppId"];
+                /** @description A key of the app; a key of another app is 404 `key_not_found`. */
+                keyId: components["parameters"]["AdminKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key is revoked. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokedApiKey"];
+                };
+            };
+            400: components["responses"]["ConsoleBadRequest"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            403: components["responses"]["ConsoleForbidden"];
+            404: components["responses"]["AdminNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAppStatistics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An app of the organization; another organization's app is 404 `app_not_found`. */
+                appId: components["parameters"]["AdminAppId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The manifest. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatisticsResponse"];
+                };
+            };
+            400: components["responses"]["ConsoleBadRequest"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            403: components["responses"]["ConsoleForbidden"];
+            404: components["responses"]["AdminNotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putAppStatistics: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's `csrfToken`; required on every console request that changes something (403 `csrf_failed` without it). */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description An app of the organization; another organization's app is 404 `app_not_found`. */
+                appId: components["parameters"]["AdminAppId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StatisticsPutRequest"];
+            };
+        };
+        responses: {
+            /** @description The stored manifest, defaults filled in. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatisticsResponse"];
+                };
+            };
+            400: components["responses"]["ConsoleBadRequest"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            403: components["responses"]["ConsoleForbidden"];
+            404: components["responses"]["AdminNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The members. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminMemberList"];
+                };
+            };
+            401: components["responses"]["ConsoleUnauthorized"];
+            403: components["responses"]["ConsoleForbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    inviteMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's `csrfToken`; required on every console request that changes something (403 `csrf_failed` without it). */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "dana@acme.example",
+                 *       "role": "member",
+                 *       "name": "Dana Whitfield"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MemberInviteRequest"];
+            };
+        };
+        responses: {
+            /** @description The member and their invite link. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberInvited"];
+                };
+            };
+            400: components["responses"]["ConsoleBadRequest"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            403: components["responses"]["ConsoleForbidden"];
+            409: components["responses"]["AdminConflict"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's `csrfToken`; required on every console request that changes something (403 `csrf_failed` without it). */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description A member of the organization; another organization's member is 404 `member_not_found`. */
+                memberId: components["parameters"]["AdminMemberId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member is removed. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ConsoleBadRequest"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            403: components["responses"]["ConsoleForbidden"];
+            404: components["responses"]["AdminNotFound"];
+            409: components["responses"]["AdminConflict"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's `csrfToken`; required on every console request that changes something (403 `csrf_failed` without it). */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description A member of the organization; another organization's member is 404 `member_not_found`. */
+                memberId: components["parameters"]["AdminMemberId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "role": "admin"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MemberRoleRequest"];
+            };
+        };
+        responses: {
+            /** @description The member with the new role. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminMember"];
+                };
+            };
+            400: components["responses"]["ConsoleBadRequest"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            403: components["responses"]["ConsoleForbidden"];
+            404: components["responses"]["AdminNotFound"];
+            409: components["responses"]["AdminConflict"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The organization. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOrganization"];
+                };
+            };
+            401: components["responses"]["ConsoleUnauthorized"];
+            403: components["responses"]["ConsoleForbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateOrganization: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's `csrfToken`; required on every console request that changes something (403 `csrf_failed` without it). */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "timeZone": "Europe/Berlin"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrganizationPatchRequest"];
+            };
+        };
+        responses: {
+            /** @description The organization as changed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOrganization"];
+                };
+            };
+            400: components["responses"]["ConsoleBadRequest"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            403: components["responses"]["ConsoleForbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /** @description Items per page. */
+                limit?: components["parameters"]["ConsoleLimit"];
+                /** @description The previous page's `nextCursor`, with the same filters; opaque and signed. */
+                cursor?: components["parameters"]["ConsoleCursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditLogPage"];
+                };
+            };
+            400: components["responses"]["ConsoleBadRequest"];
+            401: components["responses"]["ConsoleUnauthorized"];
+            403: components["responses"]["ConsoleForbidden"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -42,12 +42,33 @@ async function main(): Promise<void> {
   const requests: autocannon.Request[] = [
     ...valid,
     // A new Idempotency-Key each time: the records pile up in the database, not in memory.
-    { method: 'POST', path: '/api/v1/ingest/events', headers: auth, body: mixed, setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }) },
+    {
+      method: 'POST',
+      path: '/api/v1/ingest/events',
+      headers: auth,
+      body: mixed,
+      setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }),
+    },
     { method: 'POST', path: '/api/v1/ingest/events', headers: auth, body: '{"events": [' },
-    { method: 'POST', path: '/api/v1/ingest/events', headers: { ...auth, authorization: `Bearer svc_live_${'x'.repeat(43)}` }, body: mixed },
+    {
+      method: 'POST',
+      path: '/api/v1/ingest/events',
+      headers: { ...auth, authorization: `Bearer svc_live_${'x'.repeat(43)}` },
+      body: mixed,
+    },
     { method: 'POST', path: '/api/v1/ingest/events', headers: { 'content-type': 'application/json' }, body: mixed },
-    { method: 'POST', path: '/api/v1/ingest/snapshots', headers: auth, body: JSON.stringify({ snapshotType: 'load.now', actor: { externalId: 'soak' }, metrics: { a: 1, b: 'x' } }) },
-    { method: 'POST', path: '/api/v1/ingest/snapshots', headers: auth, body: JSON.stringify({ snapshotType: 'load.now', actor: {}, metrics: {} }) },
+    {
+      method: 'POST',
+      path: '/api/v1/ingest/snapshots',
+      headers: auth,
+      body: JSON.stringify({ snapshotType: 'load.now', actor: { externalId: 'soak' }, metrics: { a: 1, b: 'x' } }),
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/ingest/snapshots',
+      headers: auth,
+      body: JSON.stringify({ snapshotType: 'load.now', actor: {}, metrics: {} }),
+    },
     { method: 'GET', path: '/api/v1/apps/statistics', headers: auth },
     { method: 'PUT', path: '/api/v1/apps/statistics', headers: auth, body: JSON.stringify([{ id: 'wrong.prefix' }]) },
     { method: 'GET', path: '/api/v1/ingest/ping', headers: auth },
@@ -60,14 +81,19 @@ async function main(): Promise<void> {
     const memory = memoryOf(server.child.pid as number);
     if (memory) samples.push({ second: Math.round((Date.now() - started) / 1000), rssMb: memory.rssMb });
   }, 1000);
-  process.stdout.write(`soak: ${seconds} s, ${connections} connections, ${requests.length} kinds of request, server pid ${server.child.pid}\n`);
+  process.stdout.write(
+    `soak: ${seconds} s, ${connections} connections, ${requests.length} kinds of request, server pid ${server.child.pid}\n`,
+  );
   const result = await autocannon({ url: `http://127.0.0.1:${server.port}`, connections, duration: seconds, requests, timeout: 10 });
   clearInterval(sampler);
   await server.stop();
 
-  const rssAt = (second: number) => samples.reduce((best, s) => (Math.abs(s.second - second) < Math.abs(best.second - second) ? s : best)).rssMb;
+  const rssAt = (second: number) =>
+    samples.reduce((best, s) => (Math.abs(s.second - second) < Math.abs(best.second - second) ? s : best)).rssMb;
   const statuses = Object.fromEntries(Object.entries(result.statusCodeStats).map(([status, s]) => [status, Number(s.count)]));
-  const serverErrors = Object.entries(statuses).filter(([status]) => Number(status) >= 500).reduce((n, [, count]) => n + count, 0);
+  const serverErrors = Object.entries(statuses)
+    .filter(([status]) => Number(status) >= 500)
+    .reduce((n, [, count]) => n + count, 0);
   const figures = {
     startedAt: new Date(started).toISOString(),
     seconds,

@@ -10,10 +10,13 @@ export TEST_REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379}"
 passed=0 failed=0 skipped=0 status=0
 log=$(mktemp)
 
-run_suite() { # $1: label; the rest: environment assignments
+run_suite() { # $1: label; then environment assignments; after `--`, mocha's arguments
   local label=$1; shift
+  local vars=() args=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do vars+=("$1"); shift; done
+  [ $# -gt 0 ] && shift && args=("$@")
   echo "=== suite on $label ==="
-  env "$@" npx --no-install mocha --reporter spec 2>&1 | tee "$log"
+  env "${vars[@]}" npx --no-install mocha --reporter spec "${args[@]}" 2>&1 | tee "$log"
   local rc=${PIPESTATUS[0]}
   local p f s
   p=$(grep -Eo '^ +[0-9]+ passing' "$log" | grep -Eo '[0-9]+' | tail -1)
@@ -35,6 +38,20 @@ else
 fi
 
 run_suite sqlite TEST_DATABASE=sqlite "${redis_env[@]}"
+
+# The web console in a real browser, once, against the built server on SQLite.
+chromium_path="${CHROMIUM_PATH:-/usr/bin/chromium}"
+if [ ! -x "$chromium_path" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "Installing Debian's Chromium for the browser tests (apt-get install chromium)"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1
+fi
+if [ -x "$chromium_path" ]; then
+  run_suite "Chromium (web console, SQLite)" TEST_DATABASE=sqlite CHROMIUM_PATH="$chromium_path" -- --config test/browser/.mocharc.json
+elif [ "${CI:-}" = "true" ]; then
+  echo "FAIL: Chromium ($chromium_path) is missing and could not be installed, and CI requires the browser tests"; status=1; failed=$((failed + 1))
+else
+  echo "SKIPPED: Chromium ($chromium_path) is missing and could not be installed; the browser tests are skipped (CI requires them)"
+fi
 
 if reachable "$TEST_POSTGRES_URL"; then
   run_suite postgres TEST_DATABASE=postgres "${redis_env[@]}"

@@ -1,9 +1,13 @@
+import type https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { migrate, openDatabase } from './data/db';
 import { releaseAllClaims } from './data/idempotency';
-import { createHttpServer } from './http/http-server';
+import { DatabaseInUse, takeDatabaseLock, type DatabaseLock } from './data/sqlite-lock';
+import { RetentionSweeper } from './domain/retention';
+import { createHttpServer, reloadCertificate } from './http/http-server';
+import { createMetricsServer } from './http/metrics';
 import { createLogger } from './logger';
 import { createServices } from './services';
 
@@ -19,6 +23,16 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger(config.logLevel);
+  let lock: DatabaseLock | undefined;
+  if (config.database.kind === 'sqlite' && config.database.path !== ':memory:') {
+    try {
+      lock = takeDatabaseLock(config.database.path, 'the server');
+    } catch (err) {
+      if (!(err instanceof DatabaseInUse)) throw err;
+      process.stderr.write(`Cannot start: ${err.message}. A SQLite database serves one instance.\n`);
+      process.exit(3);
+    }
+  }
   const db = openDatabase(config.database);
   await migrate(db);
   if (db.dialect === 'sqlite') {
@@ -28,19 +42,47 @@ async function main(): Promise<void> {
   }
   const services = createServices(config, db, { logger });
   const app = createApp(config, db, { logger, services });
+  const scheme = config.tls ? 'https' : 'http';
   const server = createHttpServer(app, config, logger).listen(config.port, () => {
     const { port } = server.address() as AddressInfo;
-    logger.info({ port, database: config.database.kind }, `listening on http://localhost:${port}`);
+    logger.info({ port, database: config.database.kind, tls: Boolean(config.tls) }, `listening on ${scheme}://localhost:${port}`);
   });
+  const metricsServer =
+    config.metricsPort === undefined
+      ? undefined
+      : createMetricsServer().listen(config.metricsPort, () => {
+          const { port } = metricsServer?.address() as AddressInfo;
+          logger.info({ metricsPort: port }, `metrics on http://localhost:${port}/metrics`);
+        });
+  const retentionDays = { events: config.eventRetentionDays, rollups: config.rollupRetentionDays };
+  const retention =
+    retentionDays.events === undefined && retentionDays.rollups === undefined ? undefined : new RetentionSweeper(db, retentionDays, logger);
+  retention?.start();
+  services.rollups.start();
+
+  const tls = config.tls;
+  if (tls) {
+    process.on('SIGHUP', () => {
+      try {
+        reloadCertificate(server as https.Server, tls);
+        logger.info('TLS certificate reloaded');
+      } catch (err) {
+        logger.error({ err }, 'TLS certificate not reloaded: the current one stays');
+      }
+    });
+  }
 
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    metricsServer?.close();
     server.close(async () => {
+      await retention?.close();
       await services.close();
       await db.close();
+      lock?.release();
       logger.info('stopped');
       process.exit(0);
     });

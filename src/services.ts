@@ -4,11 +4,18 @@ import { configuredDocument } from './contract/document';
 import type { OpenApiDocument } from './contract/document-source';
 import { ContractValidators, type ItemValidator } from './contract/validators';
 import type { Db } from './data/db';
+import { cursorSecret } from './data/settings';
+import type { ReadContext } from './domain/console-read';
+import { CursorCodec } from './domain/cursor';
 import { Authenticator } from './domain/authenticator';
 import { IdempotencyService } from './domain/idempotency';
 import { MemoryRateLimitStore } from './domain/rate-limit/memory-store';
 import { RateLimiter } from './domain/rate-limit/rate-limiter';
 import { RedisRateLimitStore } from './domain/rate-limit/redis-store';
+import { RollupWorker, type RollupWorkerOptions } from './domain/rollups';
+import { StatisticManifests } from './domain/statistic-manifest';
+import { ConsoleSessions } from './domain/sessions';
+import type { PasswordHasher } from './domain/passwords';
 import type { RateLimitStore } from './domain/rate-limit/store';
 
 /** The long-lived collaborators a running app shares across requests. */
@@ -22,8 +29,15 @@ export interface Services {
   /** The per-item validators of the ingest endpoints, taken from `validators`. */
   validate: { event: ItemValidator; snapshot: ItemValidator };
   authenticator: Authenticator;
+  manifests: StatisticManifests;
   rateLimiter: RateLimiter;
   idempotency: IdempotencyService;
+  /** Console sign-in and sessions. */
+  sessions: ConsoleSessions;
+  /** What the console's read endpoints need: the database and the cursor signer. */
+  read: ReadContext;
+  /** Keeps the daily rollups; the server starts it (tests call catchUp()). */
+  rollups: RollupWorker;
   /** Releases what the services opened (the Redis connection, timers); the database stays the caller's. */
   close(): Promise<void>;
 }
@@ -32,6 +46,12 @@ export interface ServiceOptions {
   logger: Logger;
   /** Replaces the store the configuration selects (tests: a memory store on a fake clock). */
   rateLimitStore?: RateLimitStore;
+  /** The clock of console sessions (tests move it instead of waiting). */
+  now?: () => Date;
+  /** Replaces the password hasher (tests watch the work done). */
+  passwords?: PasswordHasher;
+  /** The rollups worker's timing (tests: a poll too slow to matter, to see that a commit wakes it). */
+  rollups?: Omit<RollupWorkerOptions, 'logger'>;
 }
 
 export function createServices(config: Config, db: Db, options: ServiceOptions): Services {
@@ -40,6 +60,7 @@ export function createServices(config: Config, db: Db, options: ServiceOptions):
   const store = options.rateLimitStore ?? rateLimitStore(config, options.logger);
   const rateLimiter = new RateLimiter(store, config.rateLimitPerKey, config.rateLimitPerOrg);
   const idempotency = new IdempotencyService(db, config.idempotencyTtlSeconds);
+  const rollups = new RollupWorker(db, { ...options.rollups, logger: options.logger });
   return {
     config,
     db,
@@ -47,9 +68,14 @@ export function createServices(config: Config, db: Db, options: ServiceOptions):
     validators,
     validate: { event: validators.item('IngestEvent'), snapshot: validators.item('IngestSnapshot') },
     authenticator: new Authenticator(db, config.authCacheTtlSeconds),
+    manifests: new StatisticManifests(db, validators),
     rateLimiter,
     idempotency,
+    sessions: new ConsoleSessions(db, { idleMinutes: config.sessionIdleMinutes, now: options.now, passwords: options.passwords }),
+    read: { db: db.kysely, cursors: new CursorCodec(() => cursorSecret(db.kysely)) },
+    rollups,
     close: async () => {
+      await rollups.close();
       idempotency.close();
       await rateLimiter.close();
     },

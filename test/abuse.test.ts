@@ -41,7 +41,12 @@ describe('Slow and abusive clients (a listening server, built as src/server.ts b
   it('cuts off a body that trickles in: 408 request_timeout once REQUEST_TIMEOUT_SECONDS has passed, and closes', async () => {
     const started = Date.now();
     const head = `POST ${EVENTS} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`;
-    const { response, sentBytes } = await rawExchange(port, head, Array.from({ length: 1000 }, () => Buffer.from(' ')), 100);
+    const { response, sentBytes } = await rawExchange(
+      port,
+      head,
+      Array.from({ length: 1000 }, () => Buffer.from(' ')),
+      100,
+    );
     const elapsed = Date.now() - started;
     assert.ok(elapsed >= 1900 && elapsed < 4500, `cut off after ${elapsed} ms`);
     assert.ok(sentBytes < 60, `${sentBytes} bytes of 1000 were sent`);
@@ -90,7 +95,12 @@ describe('Slow and abusive clients (a listening server, built as src/server.ts b
   });
 
   it('answers a body that is not JSON with 415 unsupported_media_type', async () => {
-    const res = await sendBytes(port, { method: 'POST', path: EVENTS, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'text/plain' }, body: Buffer.from(JSON.stringify({ events: [event()] })) });
+    const res = await sendBytes(port, {
+      method: 'POST',
+      path: EVENTS,
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'text/plain' },
+      body: Buffer.from(JSON.stringify({ events: [event()] })),
+    });
     assertContract(res, { method: 'POST', path: EVENTS });
     assert.equal(res.status, 415);
     assert.equal((res.body.error as { code: string }).code, 'unsupported_media_type');

@@ -23,20 +23,37 @@ async function workerOfEvents(db: Setup['db'], ids: string[]) {
 describe('Actor resolution', () => {
   it('creates a worker for a new actor, named after displayName, linked to the custom:<slug> connection', async () => {
     const { app, db, tenant } = await setup();
-    await client(app).post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { externalId: 'e-1', email: 'Ann@x.example', displayName: 'Ann' } })] } });
+    const res = await client(app).post(EVENTS, {
+      key: tenant.key,
+      body: { events: [event({ actor: { externalId: 'e-1', email: 'Ann@x.example', displayName: 'Ann' } })] },
+    });
+    assert.equal(res.status, 202);
     const [worker] = await workersOf(db, tenant.orgId);
     assert.ok(worker);
     assert.equal(worker.display_name, 'Ann');
     assert.equal(worker.email, 'Ann@x.example');
-    const connection = await db.kysely.selectFrom('connections').selectAll().where('id', '=', worker.connection_id as string).executeTakeFirstOrThrow();
+    const connection = await db.kysely
+      .selectFrom('connections')
+      .selectAll()
+      .where('id', '=', worker.connection_id as string)
+      .executeTakeFirstOrThrow();
     assert.equal(connection.integration_id, `custom:${tenant.slug}`);
-    const link = await db.kysely.selectFrom('worker_external_ids').selectAll().where('app_id', '=', tenant.appId).where('external_id', '=', 'e-1').executeTakeFirstOrThrow();
+    const link = await db.kysely
+      .selectFrom('worker_external_ids')
+      .selectAll()
+      .where('app_id', '=', tenant.appId)
+      .where('external_id', '=', 'e-1')
+      .executeTakeFirstOrThrow();
     assert.equal(link.worker_id, worker.id);
   });
 
   it('names a created worker after email when there is no displayName, else after externalId', async () => {
     const { app, db, tenant } = await setup();
-    await client(app).post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { email: 'bo@x.example' } }), event({ actor: { externalId: 'ext-7' } })] } });
+    const res = await client(app).post(EVENTS, {
+      key: tenant.key,
+      body: { events: [event({ actor: { email: 'bo@x.example' } }), event({ actor: { externalId: 'ext-7' } })] },
+    });
+    assert.equal(res.status, 202);
     assert.deepEqual((await workersOf(db, tenant.orgId)).map((w) => w.display_name).sort(), ['bo@x.example', 'ext-7']);
   });
 
@@ -44,6 +61,7 @@ describe('Actor resolution', () => {
     const { app, db, tenant } = await setup();
     const events = Array.from({ length: 8 }, (_, i) => event({ actor: { externalId: i === 0 || i === 7 ? 'same' : `other-${i}` } }));
     const res = await client(app).post(EVENTS, { key: tenant.key, body: { events } });
+    assert.equal(res.status, 202);
     const ids = res.body.results.accepted.map((a: { id: string }) => a.id);
     const workers = await workerOfEvents(db, ids);
     assert.equal(workers[0], workers[7]);
@@ -54,8 +72,16 @@ describe('Actor resolution', () => {
     const { app, db, tenant } = await setup();
     const dir = await addWorker(db, { orgId: tenant.orgId, email: 'cy@x.example', name: 'Cy' });
     const api = client(app);
-    const first = await api.post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { externalId: 'cy-ext', email: 'CY@x.example' } })] } });
-    const second = await api.post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { externalId: 'cy-ext', email: 'someone-else@x.example' } })] } });
+    const first = await api.post(EVENTS, {
+      key: tenant.key,
+      body: { events: [event({ actor: { externalId: 'cy-ext', email: 'CY@x.example' } })] },
+    });
+    const second = await api.post(EVENTS, {
+      key: tenant.key,
+      body: { events: [event({ actor: { externalId: 'cy-ext', email: 'someone-else@x.example' } })] },
+    });
+    assert.equal(first.status, 202);
+    assert.equal(second.status, 202);
     const workers = await workerOfEvents(db, [first.body.results.accepted[0].id, second.body.results.accepted[0].id]);
     assert.deepEqual(workers, [dir.id, dir.id]);
     assert.equal((await workersOf(db, tenant.orgId)).length, 1, 'no worker was created for the other email');
@@ -64,7 +90,11 @@ describe('Actor resolution', () => {
   it('resolves workerId first without trying the other fields', async () => {
     const { app, db, tenant } = await setup();
     const dir = await addWorker(db, { orgId: tenant.orgId, email: 'di@x.example' });
-    const res = await client(app).post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { workerId: dir.id, externalId: 'ignored', email: 'nobody@x.example' } })] } });
+    const res = await client(app).post(EVENTS, {
+      key: tenant.key,
+      body: { events: [event({ actor: { workerId: dir.id, externalId: 'ignored', email: 'nobody@x.example' } })] },
+    });
+    assert.equal(res.status, 202);
     assert.deepEqual(await workerOfEvents(db, [res.body.results.accepted[0].id]), [dir.id]);
     assert.equal((await workersOf(db, tenant.orgId)).length, 1);
     const links = await db.kysely.selectFrom('worker_external_ids').selectAll().where('app_id', '=', tenant.appId).execute();
@@ -75,7 +105,11 @@ describe('Actor resolution', () => {
     const mine = await setup();
     const theirs = await setup();
     const stranger = await addWorker(theirs.db, { orgId: theirs.tenant.orgId, email: 'shared@x.example' });
-    await client(theirs.app).post(EVENTS, { key: theirs.tenant.key, body: { events: [event({ actor: { externalId: 'shared-ext' } })] } });
+    const seeded = await client(theirs.app).post(EVENTS, {
+      key: theirs.tenant.key,
+      body: { events: [event({ actor: { externalId: 'shared-ext' } })] },
+    });
+    assert.equal(seeded.status, 202);
 
     const api = client(mine.app);
     const byId = await api.post(EVENTS, { key: mine.tenant.key, body: { events: [event({ actor: { workerId: stranger.id } })] } });
@@ -86,7 +120,11 @@ describe('Actor resolution', () => {
       key: mine.tenant.key,
       body: { events: [event({ actor: { email: 'shared@x.example' } }), event({ actor: { externalId: 'shared-ext' } })] },
     });
-    const workers = await workerOfEvents(mine.db, res.body.results.accepted.map((a: { id: string }) => a.id));
+    assert.equal(res.status, 202);
+    const workers = await workerOfEvents(
+      mine.db,
+      res.body.results.accepted.map((a: { id: string }) => a.id),
+    );
     const mineWorkers = (await workersOf(mine.db, mine.tenant.orgId)).map((w) => w.id);
     assert.equal(mineWorkers.length, 2);
     for (const w of workers) assert.ok(mineWorkers.includes(w as string));
@@ -95,13 +133,22 @@ describe('Actor resolution', () => {
   it('refuses an actor string with a lone surrogate, which UTF-8 text cannot hold: stored as U+FFFD, it used to miss itself (500) when seen again', async () => {
     const { app, tenant } = await setup();
     for (const sighting of [1, 2]) {
-      const res = await client(app).post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { externalId: 'a\ud800', email: 'lone@x.example' } })] } });
+      const res = await client(app).post(EVENTS, {
+        key: tenant.key,
+        body: { events: [event({ actor: { externalId: 'a\ud800', email: 'lone@x.example' } })] },
+      });
       assert.equal(res.status, 400, `sighting ${sighting}`);
       assert.match(res.body.error.message, /\/events\/0\/actor\/externalId must match pattern/);
     }
-    const name = await client(app).post(SNAPSHOTS, { key: tenant.key, body: { snapshotType: 'load.now', actor: { externalId: 'ok', displayName: '\udc00' }, metrics: { a: 1 } } });
+    const name = await client(app).post(SNAPSHOTS, {
+      key: tenant.key,
+      body: { snapshotType: 'load.now', actor: { externalId: 'ok', displayName: '\udc00' }, metrics: { a: 1 } },
+    });
     assert.equal(name.status, 400);
-    const paired = await client(app).post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { externalId: 'emoji-😀', displayName: '👩‍💻' } })] } });
+    const paired = await client(app).post(EVENTS, {
+      key: tenant.key,
+      body: { events: [event({ actor: { externalId: 'emoji-😀', displayName: '👩‍💻' } })] },
+    });
     assert.equal(paired.status, 202, 'characters beyond U+FFFF, as surrogate pairs, are welcome');
   });
 
@@ -112,7 +159,9 @@ describe('Actor resolution', () => {
       Array.from({ length: 20 }, (_, i) =>
         api.post(EVENTS, {
           key: tenant.key,
-          body: { events: [event({ actor: { externalId: 'racer', email: 'racer@x.example' } }), event({ actor: { externalId: `solo-${i}` } })] },
+          body: {
+            events: [event({ actor: { externalId: 'racer', email: 'racer@x.example' } }), event({ actor: { externalId: `solo-${i}` } })],
+          },
         }),
       ),
     );
@@ -127,7 +176,12 @@ describe('Actor resolution', () => {
   it('creates one worker for concurrent first sightings by externalId only', async () => {
     const { app, db, tenant } = await setup();
     const api = client(app);
-    await Promise.all(Array.from({ length: 20 }, () => api.post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { externalId: 'quiet' } })] } })));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        api.post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { externalId: 'quiet' } })] } }),
+      ),
+    );
+    for (const res of responses) assert.equal(res.status, 202);
     assert.equal((await workersOf(db, tenant.orgId)).length, 1);
   });
 });

@@ -3,6 +3,7 @@ import { Authenticator } from '../src/domain/authenticator';
 import { revokeKey, setPlan } from '../src/domain/administration';
 import { ApiError } from '../src/errors';
 import { sharedDatabase } from './support/database';
+import { eventually } from './support/eventually';
 import { createTenant } from './support/fixtures';
 
 async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
@@ -43,7 +44,16 @@ describe('Authenticator cache', () => {
     const { db } = await sharedDatabase();
     const tenant = await createTenant(db);
     await new Authenticator(db, 0).authenticate(`Bearer ${tenant.key}`);
-    const row = await db.kysely.selectFrom('api_keys').select(['last_used_at', 'key_hash', 'display_prefix']).where('id', '=', tenant.keyId).executeTakeFirstOrThrow();
+    // Written off the request's path: it lands shortly after.
+    const row = await eventually(
+      () =>
+        db.kysely
+          .selectFrom('api_keys')
+          .select(['last_used_at', 'key_hash', 'display_prefix'])
+          .where('id', '=', tenant.keyId)
+          .executeTakeFirstOrThrow(),
+      (r) => r.last_used_at !== null,
+    );
     assert.ok(row.last_used_at);
     assert.notEqual(row.key_hash, tenant.key, 'only a hash is stored');
     assert.ok(tenant.key.startsWith(row.display_prefix));

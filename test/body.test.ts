@@ -32,7 +32,12 @@ describe('Request bodies', () => {
 
   it('accepts a gzip-compressed body', async () => {
     const body = zlib.gzipSync(JSON.stringify({ events: [event(), event()] }));
-    const res = await postBytes(port, EVENTS, { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, body);
+    const res = await postBytes(
+      port,
+      EVENTS,
+      { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      body,
+    );
     assert.equal(res.status, 202);
     assert.equal(res.body.accepted, 2);
   });
@@ -41,33 +46,59 @@ describe('Request bodies', () => {
     const bomb = zlib.gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20));
     assert.ok(bomb.length < 100_000);
     const started = Date.now();
-    const res = await postBytes(port, EVENTS, { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, bomb);
+    const res = await postBytes(
+      port,
+      EVENTS,
+      { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      bomb,
+    );
     assert.equal(res.status, 413);
     assert.equal((res.body.error as { code: string }).code, 'batch_too_large');
     assert.ok(Date.now() - started < 2000, 'refused early, not after inflating everything');
   });
 
   it('refuses a corrupt gzip body with 400 invalid_body and an unknown encoding with 415', async () => {
-    const corrupt = await request(server).post(EVENTS).set('Authorization', `Bearer ${key}`).set('Content-Type', 'application/json').set('Content-Encoding', 'gzip').send('not gzip at all');
+    const corrupt = await request(server)
+      .post(EVENTS)
+      .set('Authorization', `Bearer ${key}`)
+      .set('Content-Type', 'application/json')
+      .set('Content-Encoding', 'gzip')
+      .send('not gzip at all');
     assertContract(corrupt);
     assert.equal(corrupt.status, 400);
     assert.equal(corrupt.body.error.code, 'invalid_body');
-    const unknown = await request(server).post(EVENTS).set('Authorization', `Bearer ${key}`).set('Content-Type', 'application/json').set('Content-Encoding', 'br').send('{}');
+    const unknown = await request(server)
+      .post(EVENTS)
+      .set('Authorization', `Bearer ${key}`)
+      .set('Content-Type', 'application/json')
+      .set('Content-Encoding', 'br')
+      .send('{}');
     assertContract(unknown);
     assert.equal(unknown.status, 415);
     assert.equal(unknown.body.error.code, 'unsupported_media_type');
   });
 
   it('refuses a non-UTF-8 charset with 415', async () => {
-    const res = await request(server).post(EVENTS).set('Authorization', `Bearer ${key}`).set('Content-Type', 'application/json; charset=latin1').send('{}');
+    const res = await request(server)
+      .post(EVENTS)
+      .set('Authorization', `Bearer ${key}`)
+      .set('Content-Type', 'application/json; charset=latin1')
+      .send('{}');
     assertContract(res);
     assert.equal(res.status, 415);
   });
 
   it('accepts a body nested 64 levels deep; 65 levels, or 5,000 in a few KB, is 400 invalid_body, not a stack overflow', async () => {
     // {"events":[{…,"metadata":{"a": brackets}}]}: the envelope, the array, the event and metadata are 4 levels.
-    const body = (levels: number) => Buffer.from(JSON.stringify({ events: [event({ metadata: { a: 'HOLE' } })] }).replace('"HOLE"', `${'['.repeat(levels - 4)}${']'.repeat(levels - 4)}`));
-    const send = (levels: number, path = EVENTS) => postBytes(port, path, { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body(levels));
+    const body = (levels: number) =>
+      Buffer.from(
+        JSON.stringify({ events: [event({ metadata: { a: 'HOLE' } })] }).replace(
+          '"HOLE"',
+          `${'['.repeat(levels - 4)}${']'.repeat(levels - 4)}`,
+        ),
+      );
+    const send = (levels: number, path = EVENTS) =>
+      postBytes(port, path, { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body(levels));
     assert.equal((await send(64)).status, 202);
     for (const levels of [65, 5_000]) {
       const res = await send(levels);
@@ -76,13 +107,19 @@ describe('Request bodies', () => {
       assert.match((res.body.error as { message: string }).message, /deeper than 64 levels/);
     }
     const snapshot = `{"snapshotType":"load.now","actor":{"externalId":"deep"},"metrics":{"a":1},"metadata":{"a":${'['.repeat(5_000)}${']'.repeat(5_000)}}}`;
-    const res = await postBytes(port, '/api/v1/ingest/snapshots', { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, Buffer.from(snapshot));
+    const res = await postBytes(
+      port,
+      '/api/v1/ingest/snapshots',
+      { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      Buffer.from(snapshot),
+    );
     assert.equal(res.status, 400, res.text);
   });
 
   it('refuses a number beyond a double (1e400) anywhere in the body with 400 invalid_body, instead of storing it as null', async () => {
     const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-    const snapshot = (metric: string) => Buffer.from(`{"snapshotType":"load.now","actor":{"externalId":"big"},"metrics":{"a":${metric}},"metadata":{"b":[4e-400]}}`);
+    const snapshot = (metric: string) =>
+      Buffer.from(`{"snapshotType":"load.now","actor":{"externalId":"big"},"metrics":{"a":${metric}},"metadata":{"b":[4e-400]}}`);
     assert.equal((await postBytes(port, '/api/v1/ingest/snapshots', headers, snapshot('1.7e308'))).status, 202);
     for (const [path, body] of [
       ['/api/v1/ingest/snapshots', snapshot('1e400')],
@@ -109,7 +146,12 @@ describe('Request bodies', () => {
     const head = `POST ${EVENTS} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n`;
     for (let i = 0; i < 20; i++) {
       // The headers and 2 MB in one write: unread upload sits in the server's receive buffer when it answers.
-      const { response } = await rawExchange(port, Buffer.concat([Buffer.from(head), Buffer.alloc(2 * 1024 * 1024, 0x20)]), Array.from({ length: 40 }, () => Buffer.alloc(64 * 1024, 0x20)), 0);
+      const { response } = await rawExchange(
+        port,
+        Buffer.concat([Buffer.from(head), Buffer.alloc(2 * 1024 * 1024, 0x20)]),
+        Array.from({ length: 40 }, () => Buffer.alloc(64 * 1024, 0x20)),
+        0,
+      );
       assert.match(response, /^HTTP\/1\.1 413 /, `exchange ${i + 1} of 20`);
     }
   });
@@ -118,7 +160,12 @@ describe('Request bodies', () => {
     const head = `POST ${EVENTS} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
     const piece = Buffer.alloc(64 * 1024, 0x20);
     const chunk = Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]);
-    const { response, sentBytes } = await rawExchange(port, head, Array.from({ length: 200 }, () => chunk), 5);
+    const { response, sentBytes } = await rawExchange(
+      port,
+      head,
+      Array.from({ length: 200 }, () => chunk),
+      5,
+    );
     assert.match(response, /^HTTP\/1\.1 413 /);
     assert.ok(sentBytes < 4 * 1024 * 1024, `cut off after ${sentBytes} bytes`);
   });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { ConfigError, loadConfig } from '../src/config';
 
 describe('Configuration', () => {
-  it('has the defaults of decisions.md', () => {
+  it('has the defaults the README documents', () => {
     const config = loadConfig({});
     assert.deepEqual(
       { ...config, redisUrl: config.redisUrl ?? null },
@@ -21,6 +21,15 @@ describe('Configuration', () => {
         logLevel: 'info',
         requestTimeoutSeconds: 30,
         headersTimeoutSeconds: 10,
+        metricsPort: undefined,
+        metricsToken: undefined,
+        tls: undefined,
+        trustProxy: false,
+        requireTls: false,
+        eventRetentionDays: undefined,
+        rollupRetentionDays: undefined,
+        sessionIdleMinutes: 720,
+        publicUrl: 'http://localhost:3000',
       },
     );
   });
@@ -38,6 +47,16 @@ describe('Configuration', () => {
       REDIS_URL: 'redis://127.0.0.1:6379',
       REQUEST_TIMEOUT_SECONDS: '120',
       HEADERS_TIMEOUT_SECONDS: '5',
+      METRICS_PORT: '9464',
+      METRICS_TOKEN: 'a-long-enough-metrics-token',
+      TLS_CERT_FILE: __filename,
+      TLS_KEY_FILE: __filename,
+      TRUST_PROXY: 'loopback, 10.0.0.0/8',
+      REQUIRE_TLS: 'true',
+      EVENT_RETENTION_DAYS: '60',
+      ROLLUP_RETENTION_DAYS: '730',
+      SESSION_IDLE_MINUTES: '60',
+      PUBLIC_URL: 'https://ingest.example.com/',
     });
     assert.deepEqual(config.database, { kind: 'postgres', url: 'postgres://u@db:5432/ingest' });
     assert.equal(config.eventCategorySet, 'A');
@@ -49,6 +68,26 @@ describe('Configuration', () => {
     assert.equal(config.redisUrl, 'redis://127.0.0.1:6379');
     assert.equal(config.requestTimeoutSeconds, 120);
     assert.equal(config.headersTimeoutSeconds, 5);
+    assert.equal(config.metricsPort, 9464);
+    assert.equal(config.metricsToken, 'a-long-enough-metrics-token');
+    assert.deepEqual(config.tls, { certFile: __filename, keyFile: __filename });
+    assert.deepEqual(config.trustProxy, ['loopback', '10.0.0.0/8']);
+    assert.equal(config.requireTls, true);
+    assert.equal(config.eventRetentionDays, 60);
+    assert.equal(config.rollupRetentionDays, 730);
+    assert.equal(config.sessionIdleMinutes, 60);
+    assert.equal(config.publicUrl, 'https://ingest.example.com');
+  });
+
+  it('reads TRUST_PROXY as Express does: off, every hop, or a number of hops', () => {
+    assert.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false);
+    assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true);
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.equal(loadConfig({ REQUIRE_TLS: 'false' }).requireTls, false);
+  });
+
+  it('builds PUBLIC_URL from PORT by default', () => {
+    assert.equal(loadConfig({ PORT: '8080' }).publicUrl, 'http://localhost:8080');
   });
 
   const invalid: Array<[string, string]> = [
@@ -68,10 +107,32 @@ describe('Configuration', () => {
     ['LOG_LEVEL', 'loud'],
     ['REQUEST_TIMEOUT_SECONDS', '0'],
     ['HEADERS_TIMEOUT_SECONDS', '31'], // more than the default REQUEST_TIMEOUT_SECONDS of 30
+    ['METRICS_PORT', 'metrics'],
+    ['METRICS_PORT', '65536'],
+    ['METRICS_TOKEN', 'short'],
+    ['METRICS_TOKEN', 'a token with spaces in it'],
+    ['TLS_CERT_FILE', '/nonexistent/cert.pem'],
+    ['TLS_CERT_FILE', __filename], // without TLS_KEY_FILE
+    ['TLS_KEY_FILE', __filename], // without TLS_CERT_FILE
+    ['TRUST_PROXY', 'yes please'],
+    ['TRUST_PROXY', '300.1.1.1'],
+    ['TRUST_PROXY', '0'],
+    ['REQUIRE_TLS', 'maybe'],
+    ['EVENT_RETENTION_DAYS', '0'],
+    ['EVENT_RETENTION_DAYS', 'forever'],
+    ['ROLLUP_RETENTION_DAYS', '-5'],
+    ['SESSION_IDLE_MINUTES', '0'],
+    ['SESSION_IDLE_MINUTES', '10081'],
+    ['PUBLIC_URL', 'ingest.example.com'],
+    ['PUBLIC_URL', 'ftp://ingest.example.com'],
+    ['PUBLIC_URL', 'https://ingest.example.com/?a=1'],
   ];
   for (const [name, value] of invalid) {
     it(`refuses ${name}=${value} with a message naming the variable`, () => {
-      assert.throws(() => loadConfig({ [name]: value }), (err: unknown) => err instanceof ConfigError && err.message.includes(name));
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (err: unknown) => err instanceof ConfigError && err.message.includes(name),
+      );
     });
   }
 

@@ -29,7 +29,11 @@ function makeBatch(): Batch {
 }
 
 /** One attempt: the answer, or undefined when the connection died without one. */
-async function send(port: number, key: string, batch: Batch): Promise<{ status: number; body: { results?: { accepted: Array<{ id: string }> } } } | undefined> {
+async function send(
+  port: number,
+  key: string,
+  batch: Batch,
+): Promise<{ status: number; body: { results?: { accepted: Array<{ id: string }> } } } | undefined> {
   try {
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/ingest/events`, {
       method: 'POST',
@@ -94,21 +98,31 @@ describe(`Crash safety (${testDialect})`, () => {
     }
 
     const unanswered = batches.filter((b) => !b.outcome);
-    assert.deepEqual(unanswered.map((b) => b.id), [], 'every batch got a final answer after retries');
+    assert.deepEqual(
+      unanswered.map((b) => b.id),
+      [],
+      'every batch got a final answer after retries',
+    );
     for (const batch of batches) assert.equal(batch.outcome?.status, 202, `batch ${batch.id} answered ${batch.outcome?.status}`);
 
     const db = openDatabase(dbConfig);
     try {
-      const rows = await db.kysely.selectFrom('events').select(['id', 'metadata', 'worker_id']).where('org_id', '=', organizationId).execute();
+      const rows = await db.kysely
+        .selectFrom('events')
+        .select(['id', 'metadata', 'worker_id'])
+        .where('org_id', '=', organizationId)
+        .execute();
       const perBatch = new Map<string, number>();
       for (const row of rows) {
         const batch = (JSON.parse(row.metadata as string) as { batch: string }).batch;
         perBatch.set(batch, (perBatch.get(batch) ?? 0) + 1);
       }
-      for (const batch of batches) assert.equal(perBatch.get(batch.id), EVENTS_PER_BATCH, `batch ${batch.id} is stored whole, exactly once`);
+      for (const batch of batches)
+        assert.equal(perBatch.get(batch.id), EVENTS_PER_BATCH, `batch ${batch.id} is stored whole, exactly once`);
       assert.equal(rows.length, batches.length * EVENTS_PER_BATCH, 'nothing but the batches was stored');
       const ids = new Set(rows.map((r) => r.id));
-      for (const batch of batches) for (const id of batch.outcome?.acceptedIds ?? []) assert.ok(ids.has(id), `acknowledged event ${id} was kept`);
+      for (const batch of batches)
+        for (const id of batch.outcome?.acceptedIds ?? []) assert.ok(ids.has(id), `acknowledged event ${id} was kept`);
 
       const workers = await db.kysely.selectFrom('workers').select('id').where('org_id', '=', organizationId).execute();
       const withEvents = new Set(rows.map((r) => r.worker_id));

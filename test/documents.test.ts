@@ -12,14 +12,31 @@ describe('The served contract and reference', () => {
     const doc = parse(res.text);
     assert.equal(doc.openapi, '3.1.0');
     assert.equal(doc.info.version, '1.0.0');
-    assert.deepEqual(doc.components.schemas.EventCategory.enum, ['PRESENCE', 'COMMUNICATION', 'CODE_CHANGE', 'CODE_REVIEW', 'TASK_UPDATE', 'MEETING', 'DOCUMENT', 'AI_TASK']);
+    assert.deepEqual(doc.components.schemas.EventCategory.enum, [
+      'PRESENCE',
+      'COMMUNICATION',
+      'CODE_CHANGE',
+      'CODE_REVIEW',
+      'TASK_UPDATE',
+      'MEETING',
+      'DOCUMENT',
+      'AI_TASK',
+    ]);
     assert.equal(doc.components.schemas.IngestEventBatch.properties.events.maxItems, 500);
   });
 
   it('reflects EVENT_CATEGORY_SET=A and INGEST_BATCH_LIMIT=100 in the served document', async () => {
     const { app } = await setup({ EVENT_CATEGORY_SET: 'A', INGEST_BATCH_LIMIT: '100' });
     const doc = parse((await request(app).get('/openapi/v1.yaml')).text);
-    assert.deepEqual(doc.components.schemas.EventCategory.enum, ['communication', 'project_management', 'code', 'calendar', 'design', 'ai_tools', 'other']);
+    assert.deepEqual(doc.components.schemas.EventCategory.enum, [
+      'communication',
+      'project_management',
+      'code',
+      'calendar',
+      'design',
+      'ai_tools',
+      'other',
+    ]);
     assert.equal(doc.components.schemas.IngestEventBatch.properties.events.maxItems, 100);
     assert.equal(doc.info['x-batch-limit'], 100);
   });

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { organizationDay, workerTimeline } from '../src/data/events';
 import { addWorker, changeAllowedEventTypes } from '../src/domain/administration';
 import { client } from './support/client';
 import { event, metadataOfSize } from './support/events';
@@ -29,7 +28,10 @@ describe('POST /api/v1/ingest/events', () => {
       assert.deepEqual(res.body.results.rejected, []);
       assert.deepEqual(
         res.body.results.accepted.map((a: { eventType: string; timestamp: string }) => [a.eventType, a.timestamp]),
-        [['ticket.resolved', '2026-11-20T13:03:11.000Z'], ['build.finished', '2026-11-20T10:00:00.000Z']],
+        [
+          ['ticket.resolved', '2026-11-20T13:03:11.000Z'],
+          ['build.finished', '2026-11-20T10:00:00.000Z'],
+        ],
       );
 
       const rows = await rowsOf(db, tenant.orgId);
@@ -52,6 +54,7 @@ describe('POST /api/v1/ingest/events', () => {
       const { app, tenant } = await setup();
       const before = Date.now();
       const res = await client(app).post(EVENTS, { key: tenant.key, body: { events: [event({ timestamp: undefined })] } });
+      assert.equal(res.status, 202);
       const ts = Date.parse(res.body.results.accepted[0].timestamp);
       assert.ok(ts >= before - 5 && ts <= Date.now() + 5);
     });
@@ -60,14 +63,50 @@ describe('POST /api/v1/ingest/events', () => {
   describe('each rejection alone: the all-rejected status is that of its code', () => {
     const cases: Array<[string, Record<string, unknown>, number, string, RegExp]> = [
       ['a schema violation', { duration: -1 }, 400, 'invalid_body', /\/events\/0\/duration must be >= 0/],
-      ['an actor with no identifying field', { actor: { displayName: 'Nobody' } }, 400, 'missing_actor', /\/events\/0\/actor must have at least one of workerId, externalId, email/],
+      [
+        'an actor with no identifying field',
+        { actor: { displayName: 'Nobody' } },
+        400,
+        'missing_actor',
+        /\/events\/0\/actor must have at least one of workerId, externalId, email/,
+      ],
       ['no actor at all', { actor: undefined }, 400, 'missing_actor', /\/events\/0\/actor/],
-      ['an eventType off the whitelist', { eventType: 'deploy.done' }, 403, 'forbidden_event_type', /\/events\/0\/eventType "deploy\.done"/],
-      ['an unknown workerId', { actor: { workerId: 'wkr_000000000nothing' } }, 404, 'worker_not_found', /\/events\/0\/actor\/workerId "wkr_000000000nothing"/],
-      ['an unknown statisticId', { statisticId: 'app.nothing' }, 400, 'invalid_body', /\/events\/0\/statisticId "app\.nothing" is not in the app's statistic manifest/],
+      [
+        'an eventType off the whitelist',
+        { eventType: 'deploy.done' },
+        403,
+        'forbidden_event_type',
+        /\/events\/0\/eventType "deploy\.done"/,
+      ],
+      [
+        'an unknown workerId',
+        { actor: { workerId: 'wkr_000000000nothing' } },
+        404,
+        'worker_not_found',
+        /\/events\/0\/actor\/workerId "wkr_000000000nothing"/,
+      ],
+      [
+        'an unknown statisticId',
+        { statisticId: 'app.nothing' },
+        400,
+        'invalid_body',
+        /\/events\/0\/statisticId "app\.nothing" is not in the app's statistic manifest/,
+      ],
       // PostgreSQL text cannot hold U+0000: refused on every database alike, never a 500.
-      ['a NUL in externalId', { actor: { externalId: 'a\u0000b' } }, 400, 'invalid_body', /\/events\/0\/actor\/externalId must match pattern/],
-      ['a NUL in displayName', { actor: { externalId: 'nul-name', displayName: '\u0000' } }, 400, 'invalid_body', /\/events\/0\/actor\/displayName must match pattern/],
+      [
+        'a NUL in externalId',
+        { actor: { externalId: 'a\u0000b' } },
+        400,
+        'invalid_body',
+        /\/events\/0\/actor\/externalId must match pattern/,
+      ],
+      [
+        'a NUL in displayName',
+        { actor: { externalId: 'nul-name', displayName: '\u0000' } },
+        400,
+        'invalid_body',
+        /\/events\/0\/actor\/displayName must match pattern/,
+      ],
       ['a NUL in workerId', { actor: { workerId: 'wkr_\u0000' } }, 400, 'invalid_body', /\/events\/0\/actor\/workerId must match pattern/],
     ];
     for (const [what, overrides, status, code, message] of cases) {
@@ -95,7 +134,13 @@ describe('POST /api/v1/ingest/events', () => {
       });
       assert.equal(res.status, 403);
       assert.equal(res.body.error.code, 'forbidden_event_type');
-      assert.deepEqual(res.body.results.rejected.map((r: { index: number; code: string }) => [r.index, r.code]), [[0, 'forbidden_event_type'], [1, 'invalid_body']]);
+      assert.deepEqual(
+        res.body.results.rejected.map((r: { index: number; code: string }) => [r.index, r.code]),
+        [
+          [0, 'forbidden_event_type'],
+          [1, 'invalid_body'],
+        ],
+      );
     });
   });
 
@@ -140,11 +185,27 @@ describe('POST /api/v1/ingest/events', () => {
       await changeAllowedEventTypes(db, tenant.appId, [three, sixtyFour], true);
       const res = await client(app).post(EVENTS, {
         key: tenant.key,
-        body: { events: [event({ eventType: three }), event({ eventType: sixtyFour }), event({ eventType: 'ab' }), event({ eventType: `${sixtyFour}d` })] },
+        body: {
+          events: [
+            event({ eventType: three }),
+            event({ eventType: sixtyFour }),
+            event({ eventType: 'ab' }),
+            event({ eventType: `${sixtyFour}d` }),
+          ],
+        },
       });
       assert.equal(res.status, 207);
-      assert.deepEqual(res.body.results.accepted.map((a: { eventType: string }) => a.eventType), [three, sixtyFour]);
-      assert.deepEqual(res.body.results.rejected.map((r: { index: number; code: string }) => [r.index, r.code]), [[2, 'invalid_body'], [3, 'invalid_body']]);
+      assert.deepEqual(
+        res.body.results.accepted.map((a: { eventType: string }) => a.eventType),
+        [three, sixtyFour],
+      );
+      assert.deepEqual(
+        res.body.results.rejected.map((r: { index: number; code: string }) => [r.index, r.code]),
+        [
+          [2, 'invalid_body'],
+          [3, 'invalid_body'],
+        ],
+      );
       assert.match(res.body.results.rejected[0].message, /\/events\/2\/eventType must match pattern/);
     });
 
@@ -158,7 +219,10 @@ describe('POST /api/v1/ingest/events', () => {
       assert.equal(res.body.accepted, 2);
       assert.deepEqual(
         res.body.results.rejected.map((r: { index: number; message: string }) => [r.index, r.message]),
-        [[2, '/events/2/duration must be <= 86400'], [3, '/events/3/duration must be integer']],
+        [
+          [2, '/events/2/duration must be <= 86400'],
+          [3, '/events/3/duration must be integer'],
+        ],
       );
     });
 
@@ -241,7 +305,10 @@ describe('POST /api/v1/ingest/events', () => {
     const timestamps = ['0000-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z', '0000-01-01T00:00:00+00:01', '9999-12-31T23:59:59-00:01'];
     const res = await client(app).post(EVENTS, { key: tenant.key, body: { events: timestamps.map((timestamp) => event({ timestamp })) } });
     assert.equal(res.status, 207);
-    assert.deepEqual(res.body.results.accepted.map((a: { timestamp: string }) => a.timestamp), ['0000-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z']);
+    assert.deepEqual(
+      res.body.results.accepted.map((a: { timestamp: string }) => a.timestamp),
+      ['0000-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z'],
+    );
     assert.deepEqual(
       res.body.results.rejected.map((r: { index: number; code: string; message: string }) => [r.index, r.code, r.message]),
       [2, 3].map((i) => [i, 'invalid_body', `/events/${i}/timestamp is not a real point in time within the years 0000 to 9999 (UTC)`]),
@@ -268,7 +335,11 @@ describe('POST /api/v1/ingest/events', () => {
 
     it('malformed JSON: 400 invalid_body', async () => {
       const { app, tenant } = await setup();
-      const res = await request(app).post(EVENTS).set('Authorization', `Bearer ${tenant.key}`).set('Content-Type', 'application/json').send('{"events": [');
+      const res = await request(app)
+        .post(EVENTS)
+        .set('Authorization', `Bearer ${tenant.key}`)
+        .set('Content-Type', 'application/json')
+        .send('{"events": [');
       assert.equal(res.status, 400);
       assert.equal(res.body.error.code, 'invalid_body');
       assert.match(res.body.error.message, /not valid JSON/);
@@ -292,7 +363,10 @@ describe('POST /api/v1/ingest/events', () => {
   describe('categories', () => {
     it('accepts only the active set (A here): a set-B value is invalid_body', async () => {
       const { app, tenant } = await setup({ EVENT_CATEGORY_SET: 'A' });
-      const res = await client(app).post(EVENTS, { key: tenant.key, body: { events: [event({ category: 'code' }), event({ category: 'CODE_CHANGE' })] } });
+      const res = await client(app).post(EVENTS, {
+        key: tenant.key,
+        body: { events: [event({ category: 'code' }), event({ category: 'CODE_CHANGE' })] },
+      });
       assert.equal(res.status, 207);
       assert.equal(res.body.results.rejected[0].index, 1);
       assert.match(res.body.results.rejected[0].message, /\/events\/1\/category must be one of communication, project_management, code/);
@@ -300,27 +374,11 @@ describe('POST /api/v1/ingest/events', () => {
   });
 
   describe('storage', () => {
-    it("serves one worker's timeline newest first", async () => {
-      const { app, db, tenant } = await setup();
-      const events = ['2026-11-01T00:00:00Z', '2026-11-03T00:00:00Z', '2026-11-02T00:00:00Z'].map((timestamp) => event({ timestamp, actor: { externalId: 'tl' } }));
-      await client(app).post(EVENTS, { key: tenant.key, body: { events } });
-      const rows = await rowsOf(db, tenant.orgId);
-      const timeline = await workerTimeline(db.kysely, rows[0]?.worker_id as string);
-      assert.deepEqual(timeline.map((r) => r.ts), ['2026-11-03T00:00:00.000Z', '2026-11-02T00:00:00.000Z', '2026-11-01T00:00:00.000Z']);
-    });
-
-    it("serves the organization's timeline for one UTC day, oldest first", async () => {
-      const { app, db, tenant } = await setup();
-      const stamps = ['2026-11-02T00:30:00+01:00', '2026-11-02T23:59:59.999Z', '2026-11-02T00:00:00Z', '2026-11-03T00:00:00Z'];
-      await client(app).post(EVENTS, { key: tenant.key, body: { events: stamps.map((timestamp) => event({ timestamp })) } });
-      const day = await organizationDay(db.kysely, tenant.orgId, '2026-11-02');
-      assert.deepEqual(day.map((r) => r.ts), ['2026-11-02T00:00:00.000Z', '2026-11-02T23:59:59.999Z']);
-    });
-
     it('matches a directory worker by email, case-insensitively', async () => {
       const { app, db, tenant } = await setup();
       const { id } = await addWorker(db, { orgId: tenant.orgId, email: 'Dana@Acme.example', name: 'Dana' });
-      await client(app).post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { email: 'dana@ACME.example' } })] } });
+      const res = await client(app).post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { email: 'dana@ACME.example' } })] } });
+      assert.equal(res.status, 202);
       assert.equal((await rowsOf(db, tenant.orgId))[0]?.worker_id, id);
     });
   });

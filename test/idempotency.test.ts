@@ -39,6 +39,8 @@ describe('Idempotency-Key', () => {
     const body = { snapshotType: 'load.now', actor: { externalId: 'x' }, metrics: { a: 1 } };
     const first = await api.post(SNAPSHOTS, { key: tenant.key, headers: { 'Idempotency-Key': 's-1' }, body });
     const again = await api.post(SNAPSHOTS, { key: tenant.key, headers: { 'Idempotency-Key': 's-1' }, body });
+    assert.equal(first.status, 202);
+    assert.equal(again.status, 202);
     assert.equal(again.text, first.text);
     assert.equal(again.headers['idempotent-replayed'], 'true');
     assert.equal(await storedEvents(db, tenant.orgId), 1);
@@ -48,9 +50,15 @@ describe('Idempotency-Key', () => {
     const { app, db, tenant } = await setup({}, { maxEventsPerMonth: 10 });
     const api = client(app);
     const body = { events: [event(), event(), event()] };
-    await api.post(EVENTS, { key: tenant.key, headers: { 'Idempotency-Key': 'q-1' }, body });
-    await api.post(EVENTS, { key: tenant.key, headers: { 'Idempotency-Key': 'q-1' }, body });
-    const usage = await db.kysely.selectFrom('monthly_usage').select('event_count').where('org_id', '=', tenant.orgId).executeTakeFirstOrThrow();
+    const first = await api.post(EVENTS, { key: tenant.key, headers: { 'Idempotency-Key': 'q-1' }, body });
+    const again = await api.post(EVENTS, { key: tenant.key, headers: { 'Idempotency-Key': 'q-1' }, body });
+    assert.equal(first.status, 202);
+    assert.equal(again.status, 202);
+    const usage = await db.kysely
+      .selectFrom('monthly_usage')
+      .select('event_count')
+      .where('org_id', '=', tenant.orgId)
+      .executeTakeFirstOrThrow();
     assert.equal(usage.event_count, 3);
   });
 
@@ -68,7 +76,11 @@ describe('Idempotency-Key', () => {
       let claimed;
       for (let i = 0; i < 200 && !claimed; i++) {
         await new Promise((resolve) => setTimeout(resolve, 10));
-        claimed = await db.kysely.selectFrom('idempotency_records').select('state').where('api_key_id', '=', tenant.keyId).executeTakeFirst();
+        claimed = await db.kysely
+          .selectFrom('idempotency_records')
+          .select('state')
+          .where('api_key_id', '=', tenant.keyId)
+          .executeTakeFirst();
       }
       assert.equal(claimed?.state, 'in_progress', 'the first request holds the key');
       const concurrent = await fast.post(EVENTS, request);
@@ -78,6 +90,7 @@ describe('Idempotency-Key', () => {
       const done = await first;
       assert.equal(done.status, 202);
       const replay = await fast.post(EVENTS, request);
+      assert.equal(replay.status, 202);
       assert.equal(replay.text, done.text);
       assert.equal(await storedEvents(db, tenant.orgId), 1);
     } finally {
@@ -90,12 +103,18 @@ describe('Idempotency-Key', () => {
     const { app, tenant } = await setup();
     const api = client(app);
     const headers = { 'Idempotency-Key': 'reused' };
-    await api.post(EVENTS, { key: tenant.key, headers, body: { events: [event({ actor: { externalId: 'one' } })] } });
+    const first = await api.post(EVENTS, { key: tenant.key, headers, body: { events: [event({ actor: { externalId: 'one' } })] } });
+    assert.equal(first.status, 202);
     const otherBody = await api.post(EVENTS, { key: tenant.key, headers, body: { events: [event({ actor: { externalId: 'two' } })] } });
     assert.equal(otherBody.status, 422);
     assert.equal(otherBody.body.error.code, 'idempotency_key_reused');
-    const otherPath = await api.post(SNAPSHOTS, { key: tenant.key, headers, body: { snapshotType: 'load.now', actor: { externalId: 'x' }, metrics: { a: 1 } } });
+    const otherPath = await api.post(SNAPSHOTS, {
+      key: tenant.key,
+      headers,
+      body: { snapshotType: 'load.now', actor: { externalId: 'x' }, metrics: { a: 1 } },
+    });
     assert.equal(otherPath.status, 422);
+    assert.equal(otherPath.body.error.code, 'idempotency_key_reused');
   });
 
   it('is scoped per API key: the same Idempotency-Key under two keys gives two independent results', async () => {
@@ -117,6 +136,7 @@ describe('Idempotency-Key', () => {
     const api = client(app);
     const request = { key: tenant.key, headers: { 'Idempotency-Key': 'short-lived' }, body: { events: [event()] } };
     const first = await api.post(EVENTS, request);
+    assert.equal(first.status, 202);
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const later = await api.post(EVENTS, request);
     assert.equal(later.status, 202);
@@ -130,7 +150,11 @@ describe('Idempotency-Key', () => {
     const api = client(app);
     const ok = await api.post(EVENTS, { key: tenant.key, headers: { 'Idempotency-Key': 'k'.repeat(200) }, body: { events: [event()] } });
     assert.equal(ok.status, 202);
-    const tooLong = await api.post(EVENTS, { key: tenant.key, headers: { 'Idempotency-Key': 'k'.repeat(201) }, body: { events: [event()] } });
+    const tooLong = await api.post(EVENTS, {
+      key: tenant.key,
+      headers: { 'Idempotency-Key': 'k'.repeat(201) },
+      body: { events: [event()] },
+    });
     assert.equal(tooLong.status, 400);
     assert.equal(tooLong.body.error.code, 'invalid_body');
     assert.match(tooLong.body.error.message, /Idempotency-Key must be 1 to 200 characters/);
@@ -143,12 +167,14 @@ describe('Idempotency-Key', () => {
     const first = await api.post(EVENTS, { key: tenant.key, headers, body: { events: [] } });
     const again = await api.post(EVENTS, { key: tenant.key, headers, body: { events: [] } });
     assert.equal(first.status, 400);
+    assert.equal(again.status, 400);
     assert.equal(again.text, first.text);
     assert.equal(again.headers['idempotent-replayed'], 'true');
     const allRejected = { events: [event({ eventType: 'deploy.done' })] };
     const forbidden = await api.post(EVENTS, { key: tenant.key, headers: { 'Idempotency-Key': 'forbidden' }, body: allRejected });
     const forbiddenAgain = await api.post(EVENTS, { key: tenant.key, headers: { 'Idempotency-Key': 'forbidden' }, body: allRejected });
     assert.equal(forbidden.status, 403);
+    assert.equal(forbiddenAgain.status, 403);
     assert.equal(forbiddenAgain.text, forbidden.text);
   });
 
@@ -166,12 +192,43 @@ describe('Idempotency-Key', () => {
     assert.equal(await storedEvents(db, tenant.orgId), 1);
   });
 
+  it('commits a batch of known workers (one statement on PostgreSQL) with its reply or not at all', async () => {
+    const { db, config, app, tenant } = await setup();
+    const actor = { externalId: 'known' };
+    assert.equal((await client(app).post(EVENTS, { key: tenant.key, body: { events: [event({ actor })] } })).status, 202);
+    const failingDb = await failingUpdates('idempotency_records');
+    const failing = client(createApp(config, failingDb, { logger: silentLogger }));
+    const request = {
+      key: tenant.key,
+      headers: { 'Idempotency-Key': 'known-crash' },
+      body: { events: [event({ actor }), event({ actor })] },
+    };
+    const failed = await failing.post(EVENTS, request);
+    await failingDb.close();
+    assert.equal(failed.status, 500);
+    assert.equal(await storedEvents(db, tenant.orgId), 1, 'the events went back with the reply that failed');
+    const retried = await client(app).post(EVENTS, request);
+    assert.equal(retried.status, 202);
+    assert.equal((await client(app).post(EVENTS, request)).text, retried.text);
+    assert.equal(await storedEvents(db, tenant.orgId), 3);
+  });
+
   it('takes over a claim whose lease ran out (its process died)', async () => {
     const { app, db, tenant } = await setup();
     const past = new Date(Date.now() - 1000).toISOString();
     await db.kysely
       .insertInto('idempotency_records')
-      .values({ api_key_id: tenant.keyId, idempotency_key: 'orphan', fingerprint: 'x', state: 'in_progress', status: null, body: null, response_request_id: null, created_at: past, expires_at: past })
+      .values({
+        api_key_id: tenant.keyId,
+        idempotency_key: 'orphan',
+        fingerprint: 'x',
+        state: 'in_progress',
+        status: null,
+        body: null,
+        response_request_id: null,
+        created_at: past,
+        expires_at: past,
+      })
       .execute();
     const res = await client(app).post(EVENTS, { key: tenant.key, headers: { 'Idempotency-Key': 'orphan' }, body: { events: [event()] } });
     assert.equal(res.status, 202);

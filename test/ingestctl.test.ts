@@ -43,7 +43,18 @@ describe('ingestctl', () => {
   async function organization() {
     const org = await json('org', 'create', '--name', 'Acme');
     await json('member', 'add', '--org', String(org.id), '--email', 'Owner@Acme.example', '--role', 'owner');
-    const app = await json('app', 'create', '--org', String(org.id), '--slug', 'acme-ci', '--name', 'Acme CI', '--as', 'owner@acme.example');
+    const app = await json(
+      'app',
+      'create',
+      '--org',
+      String(org.id),
+      '--slug',
+      'acme-ci',
+      '--name',
+      'Acme CI',
+      '--as',
+      'owner@acme.example',
+    );
     return { orgId: String(org.id), appId: String(app.id) };
   }
 
@@ -86,7 +97,19 @@ describe('ingestctl', () => {
     const created = await json('app', 'create', '--org', orgId, '--slug', 'tickets', '--name', 'Tickets', '--as', 'admin@acme.example');
     assert.equal(created.slug, 'tickets');
     assert.match(String(created.id), /^app_/);
-    await refused(/requires an owner or admin/, 'app', 'create', '--org', orgId, '--slug', 'other', '--name', 'O', '--as', 'member@acme.example');
+    await refused(
+      /requires an owner or admin/,
+      'app',
+      'create',
+      '--org',
+      orgId,
+      '--slug',
+      'other',
+      '--name',
+      'O',
+      '--as',
+      'member@acme.example',
+    );
     await refused(/not a member/, 'app', 'create', '--org', orgId, '--slug', 'other', '--name', 'O', '--as', 'stranger@acme.example');
     await refused(/already used/, 'app', 'create', '--org', orgId, '--slug', 'tickets', '--name', 'T', '--as', 'admin@acme.example');
   });
@@ -95,7 +118,10 @@ describe('ingestctl', () => {
     const { orgId } = await organization();
     const as = ['--as', 'owner@acme.example'];
     assert.equal((await json('app', 'create', '--org', orgId, '--slug', 'ab', '--name', 'N', ...as)).slug, 'ab');
-    assert.equal((await json('app', 'create', '--org', orgId, '--slug', `a${'b'.repeat(39)}`, '--name', 'N', ...as)).slug, `a${'b'.repeat(39)}`);
+    assert.equal(
+      (await json('app', 'create', '--org', orgId, '--slug', `a${'b'.repeat(39)}`, '--name', 'N', ...as)).slug,
+      `a${'b'.repeat(39)}`,
+    );
     for (const slug of ['a', `a${'b'.repeat(40)}`, '1abc', 'Abc', 'a_b', '-ab']) {
       await refused(/slug/, 'app', 'create', '--org', orgId, '--slug', slug, '--name', 'N', ...as);
     }
@@ -107,9 +133,24 @@ describe('ingestctl', () => {
       id: appId,
       allowedEventTypes: ['ticket.resolved', 'build.finished'],
     });
-    assert.deepEqual(await json('app', 'disallow', '--app', appId, 'ticket.resolved'), { id: appId, allowedEventTypes: ['build.finished'] });
+    assert.deepEqual(await json('app', 'disallow', '--app', appId, 'ticket.resolved'), {
+      id: appId,
+      allowedEventTypes: ['build.finished'],
+    });
     await refused(/not a valid event type/, 'app', 'allow', '--app', appId, 'ab');
-    await refused(/no app/, 'app', 'allow', '--app', 'app_missing', 'build.finished');
+    const tooMany = Array.from({ length: 201 }, (_, i) => `type.${i}`);
+    await refused(/allowedEventTypes must NOT have more than 200 items; this would be 20[1-9]/, 'app', 'allow', '--app', appId, ...tooMany);
+    await refused(/no app/i, 'app', 'allow', '--app', 'app_missing', 'build.finished');
+  });
+
+  it('org set-timezone prints { id, timeZone } in the canonical spelling and refuses what is not an IANA zone', async () => {
+    const { orgId } = await organization();
+    assert.deepEqual(await json('org', 'set-timezone', '--org', orgId, '--time-zone', 'europe/berlin'), {
+      id: orgId,
+      timeZone: 'Europe/Berlin',
+    });
+    await refused(/not an IANA time zone/, 'org', 'set-timezone', '--org', orgId, '--time-zone', 'Mars/Olympus');
+    await refused(/no organization/, 'org', 'set-timezone', '--org', 'org_missing', '--time-zone', 'UTC');
   });
 
   it('key issue prints { id, key, expiresAt } and key revoke prints { id, revokedAt }', async () => {
@@ -122,8 +163,8 @@ describe('ingestctl', () => {
     const revoked = await json('key', 'revoke', '--key', String(key.id));
     assert.equal(revoked.id, key.id);
     assert.ok(!Number.isNaN(Date.parse(String(revoked.revokedAt))));
-    await refused(/expires-at/, 'key', 'issue', '--app', appId, '--expires-at', '2030-01-01');
-    await refused(/no key/, 'key', 'revoke', '--key', 'key_missing');
+    await refused(/expiresAt/, 'key', 'issue', '--app', appId, '--expires-at', '2030-01-01');
+    await refused(/no key/i, 'key', 'revoke', '--key', 'key_missing');
   });
 
   it('worker add prints { id } and refuses a duplicate email', async () => {
@@ -142,6 +183,16 @@ describe('ingestctl', () => {
       const res = await client(createApp(config, db, { logger: silentLogger })).get('/api/v1/ingest/ping', { key: String(result.key) });
       assert.equal(res.status, 200);
       assert.equal(res.body.app.id, result.appId);
+
+      // Its owner's way into the console: the printed invite link sets a password and signs in.
+      const invite = new URL(String(result.consoleInvite));
+      assert.equal(invite.pathname, '/console/invite');
+      const token = new URLSearchParams(invite.hash.slice(1)).get('token');
+      const accepted = await client(createApp(config, db, { logger: silentLogger })).post('/api/v1/console/invites/accept', {
+        body: { token, password: 'a quickstart password' },
+      });
+      assert.equal(accepted.status, 200);
+      assert.equal(accepted.body.member.email, result.ownerEmail);
     } finally {
       await db.close();
     }
@@ -156,6 +207,6 @@ describe('ingestctl', () => {
     const bad = spawnSync(bin, ['key', 'revoke', '--key', 'key_missing', '--json'], { env: { ...process.env, ...env }, encoding: 'utf8' });
     assert.notEqual(bad.status, 0);
     assert.equal(bad.stdout, '');
-    assert.match(bad.stderr, /no key/);
+    assert.match(bad.stderr, /no key/i);
   });
 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createApp } from '../src/app';
 import { monthOf } from '../src/data/usage';
 import { createServices } from '../src/services';
+import type { Schema } from '../src/contract/types';
 import { client } from './support/client';
 import { testDialect } from './support/database';
 import { event } from './support/events';
@@ -31,24 +32,51 @@ describe(`Several instances sharing the database${process.env.TEST_REDIS ? ' and
     const request = { key: tenant.key, headers: { 'Idempotency-Key': 'cross-instance' }, body: { events: [event()] } };
     const first = await a.post(EVENTS, request);
     const replay = await b.post(EVENTS, request);
+    assert.equal(first.status, 202);
+    assert.equal(replay.status, 202);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.equal(replay.text, first.text);
   });
 
-  it('never sells the quota twice: 20 concurrent batches across both instances stop at the exact limit', async function () {
-    this.timeout(60_000);
+  /**
+   * 20 concurrent batches of 10 across both instances against a quota of 137, after `first`
+   * events sent alone: exactly 137 stored and counted, whatever the interleaving.
+   */
+  async function sellOut(actor: Schema<'IngestEvent'>['actor'] | undefined, first: number) {
     const { a, b, db } = await instances({ RATE_LIMIT_PER_KEY: '1000', RATE_LIMIT_PER_ORG: '1000' });
     const tenant = await createTenant(db, { maxEventsPerMonth: 137 });
+    const one = () => event(actor ? { actor } : {});
+    for (let i = 0; i < first; i++) assert.equal((await a.post(EVENTS, { key: tenant.key, body: { events: [one()] } })).status, 202);
     const responses = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).post(EVENTS, { key: tenant.key, body: { events: Array.from({ length: 10 }, () => event()) } })),
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 ? a : b).post(EVENTS, { key: tenant.key, body: { events: Array.from({ length: 10 }, one) } }),
+      ),
     );
-    const accepted = responses.reduce((sum, r) => sum + (r.body.accepted ?? 0), 0);
     for (const r of responses) assert.ok([202, 207, 402].includes(r.status), `status ${r.status}`);
-    assert.equal(accepted, 137);
+    assert.equal(
+      responses.reduce((sum, r) => sum + (r.body.accepted ?? 0), 0),
+      137 - first,
+    );
     const stored = await db.kysely.selectFrom('events').select('id').where('org_id', '=', tenant.orgId).execute();
     assert.equal(stored.length, 137);
-    const usage = await db.kysely.selectFrom('monthly_usage').select('event_count').where('org_id', '=', tenant.orgId).where('month', '=', monthOf(new Date())).executeTakeFirstOrThrow();
+    const usage = await db.kysely
+      .selectFrom('monthly_usage')
+      .select('event_count')
+      .where('org_id', '=', tenant.orgId)
+      .where('month', '=', monthOf(new Date()))
+      .executeTakeFirstOrThrow();
     assert.equal(usage.event_count, 137);
+  }
+
+  it('never sells the quota twice: 20 concurrent batches across both instances stop at the exact limit', async function () {
+    this.timeout(60_000);
+    await sellOut(undefined, 0);
+  });
+
+  it('never sells the quota twice for known workers either: their batches are judged and stored in one statement on PostgreSQL', async function () {
+    this.timeout(60_000);
+    // The first event makes the worker (and the month's usage row): the rest name a known worker.
+    await sellOut({ externalId: 'known' }, 1);
   });
 
   it('shares the per-key rate limit across instances when Redis holds it', async function () {

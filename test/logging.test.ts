@@ -19,6 +19,8 @@ describe('Structured logs', () => {
     const api = client(app);
     const ok = await api.get('/api/v1/ingest/ping', { key: tenant.key });
     const bad = await api.get('/api/v1/ingest/ping', { key: tenant.key.slice(0, -1) + 'x' });
+    assert.equal(ok.status, 200);
+    assert.equal(bad.status, 401);
 
     const entries = lines.map((line) => JSON.parse(line));
     for (const res of [ok, bad]) {

@@ -11,7 +11,14 @@ import { TcpProxy } from './support/tcp-proxy';
 const EVENTS = '/api/v1/ingest/events';
 
 function batch(id: string) {
-  return { events: Array.from({ length: 10 }, (_, i) => ({ eventType: 'ticket.resolved', category: 'TASK_UPDATE', actor: { externalId: `o-${i}` }, metadata: { batch: id } })) };
+  return {
+    events: Array.from({ length: 10 }, (_, i) => ({
+      eventType: 'ticket.resolved',
+      category: 'TASK_UPDATE',
+      actor: { externalId: `o-${i}` },
+      metadata: { batch: id },
+    })),
+  };
 }
 
 describe('PostgreSQL outage', () => {
@@ -41,7 +48,10 @@ describe('PostgreSQL outage', () => {
   it('answers 503 with Retry-After while the database is cut off, writes nothing partial, and recovers without a restart', async function () {
     this.timeout(60_000);
     const tenant = await createTenant(direct);
-    const config = testConfig({ config: { kind: 'postgres', url: 'postgres://unused' } }, { RATE_LIMIT_PER_KEY: '100000', RATE_LIMIT_PER_ORG: '100000' });
+    const config = testConfig(
+      { config: { kind: 'postgres', url: 'postgres://unused' } },
+      { RATE_LIMIT_PER_KEY: '100000', RATE_LIMIT_PER_ORG: '100000' },
+    );
     const services = createServices(config, viaProxy, { logger: silentLogger });
     const api = client(createApp(config, viaProxy, { logger: silentLogger, services }));
     const outcomes: Array<{ id: string; status: number }> = [];

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { revokeKey, issueKey, setPlan } from '../src/domain/administration';
 import { client } from './support/client';
-import { setup } from './support/fixtures';
+import { issueExpiredKey, setup } from './support/fixtures';
 
 describe('GET /api/v1/ingest/ping', () => {
   it('echoes the organization and app of the key, with X-Request-Id and X-API-Version', async () => {
@@ -47,7 +47,7 @@ describe('GET /api/v1/ingest/ping', () => {
 
   it('answers 401 key_expired past expiresAt, and 200 before it', async () => {
     const { app, db, tenant } = await setup();
-    const expired = await issueKey(db, tenant.appId, new Date(Date.now() - 1000).toISOString());
+    const expired = await issueExpiredKey(db, tenant.appId);
     const valid = await issueKey(db, tenant.appId, new Date(Date.now() + 3_600_000).toISOString());
     const api = client(app);
     assert.equal((await api.get('/api/v1/ingest/ping', { key: expired.key })).body.error.code, 'key_expired');

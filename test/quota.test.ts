@@ -9,7 +9,12 @@ const EVENTS = '/api/v1/ingest/events';
 type Setup = Awaited<ReturnType<typeof setup>>;
 
 async function used(db: Setup['db'], orgId: string): Promise<number> {
-  const row = await db.kysely.selectFrom('monthly_usage').select('event_count').where('org_id', '=', orgId).where('month', '=', monthOf(new Date())).executeTakeFirst();
+  const row = await db.kysely
+    .selectFrom('monthly_usage')
+    .select('event_count')
+    .where('org_id', '=', orgId)
+    .where('month', '=', monthOf(new Date()))
+    .executeTakeFirst();
   return row?.event_count ?? 0;
 }
 
@@ -21,8 +26,50 @@ describe('Monthly event quota', () => {
     const crossing = await api.post(EVENTS, { key: tenant.key, body: { events: [event(), event(), event(), event()] } });
     assert.equal(crossing.status, 207);
     assert.equal(crossing.body.accepted, 2);
-    assert.deepEqual(crossing.body.results.rejected.map((r: { index: number; code: string }) => [r.index, r.code]), [[2, 'quota_exceeded'], [3, 'quota_exceeded']]);
+    assert.deepEqual(
+      crossing.body.results.rejected.map((r: { index: number; code: string }) => [r.index, r.code]),
+      [
+        [2, 'quota_exceeded'],
+        [3, 'quota_exceeded'],
+      ],
+    );
     assert.equal(await used(db, tenant.orgId), 5);
+  });
+
+  it('holds the exact boundary for batches of known workers too (stored in one statement on PostgreSQL)', async () => {
+    const { app, db, tenant } = await setup({}, { maxEventsPerMonth: 6 });
+    const api = client(app);
+    const known = { externalId: 'known-1', email: 'known@x.example' };
+    const first = await api.post(EVENTS, { key: tenant.key, body: { events: [event({ actor: known })] } });
+    assert.equal(first.status, 202);
+    const { worker_id: workerId } = await db.kysely
+      .selectFrom('events')
+      .select('worker_id')
+      .where('org_id', '=', tenant.orgId)
+      .executeTakeFirstOrThrow();
+    const actors = [{ workerId }, { externalId: 'known-1' }, { email: 'KNOWN@x.example' }, { workerId: 'wkr_000000000nothing' }];
+    const crossing = await api.post(EVENTS, {
+      key: tenant.key,
+      body: { events: [...actors, ...actors].map((actor) => event({ actor })) },
+    });
+    assert.equal(crossing.status, 207);
+    assert.equal(crossing.body.accepted, 5);
+    assert.deepEqual(
+      crossing.body.results.rejected.map((r: { index: number; code: string }) => [r.index, r.code]),
+      [
+        [3, 'worker_not_found'],
+        [6, 'quota_exceeded'],
+        [7, 'worker_not_found'],
+      ],
+    );
+    const stored = await db.kysely.selectFrom('events').select('worker_id').where('org_id', '=', tenant.orgId).execute();
+    assert.deepEqual(
+      stored.map((e) => e.worker_id),
+      Array(6).fill(workerId),
+    );
+    assert.equal(await used(db, tenant.orgId), 6);
+    const exhausted = await api.post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { workerId } })] } });
+    assert.equal(exhausted.status, 402);
   });
 
   it('does not spend quota on events rejected for other reasons', async () => {
@@ -32,14 +79,21 @@ describe('Monthly event quota', () => {
       body: { events: [event({ eventType: 'deploy.done' }), event({ actor: { workerId: 'wkr_000000000nothing' } }), event(), event()] },
     });
     assert.equal(res.status, 207);
-    assert.deepEqual(res.body.results.rejected.map((r: { index: number; code: string }) => [r.index, r.code]), [[0, 'forbidden_event_type'], [1, 'worker_not_found'], [3, 'quota_exceeded']]);
+    assert.deepEqual(
+      res.body.results.rejected.map((r: { index: number; code: string }) => [r.index, r.code]),
+      [
+        [0, 'forbidden_event_type'],
+        [1, 'worker_not_found'],
+        [3, 'quota_exceeded'],
+      ],
+    );
     assert.equal(await used(db, tenant.orgId), 1);
   });
 
   it('answers 402 quota_exceeded for a batch once the month is exhausted, storing nothing', async () => {
     const { app, db, tenant } = await setup({}, { maxEventsPerMonth: 2 });
     const api = client(app);
-    await api.post(EVENTS, { key: tenant.key, body: { events: [event(), event()] } });
+    assert.equal((await api.post(EVENTS, { key: tenant.key, body: { events: [event(), event()] } })).status, 202);
     const res = await api.post(EVENTS, { key: tenant.key, body: { events: [event()] } });
     assert.equal(res.status, 402);
     assert.equal(res.body.error.code, 'quota_exceeded');
@@ -50,8 +104,11 @@ describe('Monthly event quota', () => {
   it('applies a raised quota at once and does not count snapshots', async () => {
     const { app, db, tenant } = await setup({}, { maxEventsPerMonth: 1 });
     const api = client(app);
-    await api.post(EVENTS, { key: tenant.key, body: { events: [event()] } });
-    const snapshot = await api.post('/api/v1/ingest/snapshots', { key: tenant.key, body: { snapshotType: 'load.now', actor: { externalId: 's' }, metrics: { a: 1 } } });
+    assert.equal((await api.post(EVENTS, { key: tenant.key, body: { events: [event()] } })).status, 202);
+    const snapshot = await api.post('/api/v1/ingest/snapshots', {
+      key: tenant.key,
+      body: { snapshotType: 'load.now', actor: { externalId: 's' }, metrics: { a: 1 } },
+    });
     assert.equal(snapshot.status, 202);
     assert.equal(await used(db, tenant.orgId), 1);
     await setPlan(db, tenant.orgId, { maxEventsPerMonth: 2 });

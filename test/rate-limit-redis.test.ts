@@ -94,7 +94,11 @@ describe('Rate limits on Redis (needs TEST_REDIS=1 and Redis at TEST_REDIS_URL; 
     const proxy = new TcpProxy({ host: target.hostname, port: Number(target.port) || 6379 });
     await proxy.open();
     try {
-      const { app, tenant } = await setup({ RATE_LIMIT_PER_KEY: '100', RATE_LIMIT_PER_ORG: '100', REDIS_URL: `redis://127.0.0.1:${proxy.port}` });
+      const { app, tenant } = await setup({
+        RATE_LIMIT_PER_KEY: '100',
+        RATE_LIMIT_PER_ORG: '100',
+        REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+      });
       const api = client(app);
       const ping = () => api.get('/api/v1/ingest/ping', { key: tenant.key });
       assert.equal((await ping()).status, 200);

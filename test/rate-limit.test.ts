@@ -167,6 +167,10 @@ describe('MemoryRateLimitStore', () => {
     const refused = await store.hit(subject, limits);
     assert.deepEqual(refused, { allowed: false, key: { count: 2, freesInMs: 1000 }, org: { count: 2, freesInMs: 1000 } });
     now = 1000;
-    assert.deepEqual(await store.hit(subject, limits), { allowed: true, key: { count: 1, freesInMs: 1000 }, org: { count: 1, freesInMs: 1000 } });
+    assert.deepEqual(await store.hit(subject, limits), {
+      allowed: true,
+      key: { count: 1, freesInMs: 1000 },
+      org: { count: 1, freesInMs: 1000 },
+    });
   });
 });

@@ -18,7 +18,9 @@ describe('The server process', () => {
     const socket = net.connect(port, '127.0.0.1');
     await new Promise((resolve) => socket.once('connect', resolve));
     const body = '{"events": []}';
-    socket.write(`POST /api/v1/ingest/events HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n{"ev`);
+    socket.write(
+      `POST /api/v1/ingest/events HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n{"ev`,
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     child.kill('SIGTERM');
     await new Promise((resolve) => setTimeout(resolve, 300));

@@ -68,8 +68,13 @@ describe('GET /api/v1/apps/statistics', () => {
     const first = await setup();
     const second = await setup();
     const api = client(first.app);
-    await api.put(path, { key: first.tenant.key, body: [definition(first.tenant.slug, 'a')] });
-    await api.put(path, { key: second.tenant.key, body: [definition(second.tenant.slug, 'b'), definition(second.tenant.slug, 'c')] });
+    const firstPut = await api.put(path, { key: first.tenant.key, body: [definition(first.tenant.slug, 'a')] });
+    const secondPut = await api.put(path, {
+      key: second.tenant.key,
+      body: [definition(second.tenant.slug, 'b'), definition(second.tenant.slug, 'c')],
+    });
+    assert.equal(firstPut.status, 200);
+    assert.equal(secondPut.status, 200);
     const firstIds = (await api.get(path, { key: first.tenant.key })).body.statistics.map((d: Definition) => d.id);
     const secondIds = (await api.get(path, { key: second.tenant.key })).body.statistics.map((d: Definition) => d.id);
     assert.deepEqual(firstIds, [`${first.tenant.slug}.a`]);
@@ -114,7 +119,10 @@ describe('PUT /api/v1/apps/statistics', () => {
       const { api, put, tenant } = await putManifest([], (slug) => [definition(slug, 'z'), definition(slug, 'a'), definition(slug, 'm')]);
       assert.equal(put.status, 200);
       const ids = async () => (await api.get(path, { key: tenant.key })).body.statistics.map((d: Definition) => d.id);
-      assert.deepEqual(await ids(), ['z', 'a', 'm'].map((n) => `${tenant.slug}.${n}`));
+      assert.deepEqual(
+        await ids(),
+        ['z', 'a', 'm'].map((n) => `${tenant.slug}.${n}`),
+      );
       assert.equal((await api.put(path, { key: tenant.key, body: [definition(tenant.slug, 'q')] })).status, 200);
       assert.deepEqual(await ids(), [`${tenant.slug}.q`]);
       assert.equal((await api.put(path, { key: tenant.key, body: { statistics: [] } })).status, 200);
@@ -125,15 +133,30 @@ describe('PUT /api/v1/apps/statistics', () => {
       const { api, put, tenant, db } = await putManifest([], (slug) => [definition(slug, 'a'), definition(slug, 'b')]);
       assert.equal(put.status, 200);
       const other = await putManifest([], (slug) => [definition(slug, 'a')]);
-      const named = (statisticId: string) => ({ eventType: 'ticket.resolved', category: 'TASK_UPDATE', actor: { externalId: 'stat' }, statisticId });
+      const named = (statisticId: string) => ({
+        eventType: 'ticket.resolved',
+        category: 'TASK_UPDATE',
+        actor: { externalId: 'stat' },
+        statisticId,
+      });
       const res = await api.post('/api/v1/ingest/events', {
         key: tenant.key,
         body: { events: [named(`${tenant.slug}.b`), named(`${tenant.slug}.c`), named(`${other.tenant.slug}.a`)] },
       });
       assert.equal(res.status, 207);
-      assert.deepEqual(res.body.results.rejected.map((r: { index: number; code: string }) => [r.index, r.code]), [[1, 'invalid_body'], [2, 'invalid_body']]);
+      assert.deepEqual(
+        res.body.results.rejected.map((r: { index: number; code: string }) => [r.index, r.code]),
+        [
+          [1, 'invalid_body'],
+          [2, 'invalid_body'],
+        ],
+      );
       assert.match(res.body.results.rejected[0].message, /statisticId .* is not in the app's statistic manifest/);
-      const row = await db.kysely.selectFrom('events').select('statistic_id').where('id', '=', res.body.results.accepted[0].id).executeTakeFirstOrThrow();
+      const row = await db.kysely
+        .selectFrom('events')
+        .select('statistic_id')
+        .where('id', '=', res.body.results.accepted[0].id)
+        .executeTakeFirstOrThrow();
       assert.equal(row.statistic_id, `${tenant.slug}.b`);
     });
   });
@@ -209,7 +232,11 @@ describe('PUT /api/v1/apps/statistics', () => {
     { rule: 'id of 80 chars', overrides: (slug) => ({ id: idOfLength(slug, 80) }) },
     { rule: 'id of 81 chars', overrides: (slug) => ({ id: idOfLength(slug, 81) }), refusal: 'id must NOT have more than 80 characters' },
     // A NUL could not be stored where an event names the statistic: PostgreSQL text cannot hold it.
-    { rule: 'an id with U+0000', overrides: (slug) => ({ id: `${slug}.a\u0000b` }), refusal: 'id must match pattern "^[^\\u0000\\p{Cs}]*$"' },
+    {
+      rule: 'an id with U+0000',
+      overrides: (slug) => ({ id: `${slug}.a\u0000b` }),
+      refusal: 'id must match pattern "^[^\\u0000\\p{Cs}]*$"',
+    },
     { rule: 'label of 0 chars', overrides: () => ({ label: '' }), refusal: 'label must NOT have fewer than 1 characters' },
     { rule: 'label of 1 char', overrides: () => ({ label: 'L' }) },
     { rule: 'label of 120 chars', overrides: () => ({ label: 'L'.repeat(120) }) },
@@ -298,7 +325,11 @@ describe('PUT /api/v1/apps/statistics', () => {
       refusal: 'aggregation must be one of count, sumField, durationMinutes, rate, ratio',
     },
     { rule: 'an ownedBy outside its enum', overrides: () => ({ ownedBy: 'someone' }), refusal: 'ownedBy must be one of extractor, none' },
-    { rule: 'defaultEnabled that is not a boolean', overrides: () => ({ defaultEnabled: 'yes' }), refusal: 'defaultEnabled must be boolean' },
+    {
+      rule: 'defaultEnabled that is not a boolean',
+      overrides: () => ({ defaultEnabled: 'yes' }),
+      refusal: 'defaultEnabled must be boolean',
+    },
     { rule: 'an unknown property', overrides: () => ({ color: 'red' }), refusal: 'must not have the property "color"' },
     { rule: 'aggregation count without valueField', overrides: () => ({ aggregation: 'count' }) },
     { rule: 'aggregation sumField with valueField', overrides: () => ({ aggregation: 'sumField', valueField: 'minutes' }) },

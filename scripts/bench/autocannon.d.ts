@@ -36,6 +36,8 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     duration?: number;
+    /** Requests per second over all connections. */
+    overallRate?: number;
     timeout?: number;
     pipelining?: number;
     headers?: Record<string, string>;

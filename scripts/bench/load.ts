@@ -12,6 +12,8 @@ export interface LoadOptions {
   connections: number;
   warmupSeconds: number;
   durationSeconds: number;
+  /** Requests per second over all connections; as fast as they can by default. */
+  overallRate?: number;
 }
 
 export interface LoadResult {
@@ -32,7 +34,7 @@ async function main(): Promise<void> {
   if (options.authorization) headers.authorization = options.authorization;
   // No setupRequest: autocannon builds each request once and every connection cycles through them all.
   const requests = bodies.map((body) => ({ method: 'POST', path: options.path, body }));
-  const base = { url: options.url, connections: options.connections, headers, requests, timeout: 10 };
+  const base = { url: options.url, connections: options.connections, headers, requests, timeout: 10, overallRate: options.overallRate };
 
   const counts = (r: autocannon.Result) => Object.fromEntries(Object.entries(r.statusCodeStats).map(([status, s]) => [status, Number(s.count)]));
   const warmup = options.warmupSeconds > 0 ? counts(await autocannon({ ...base, duration: options.warmupSeconds })) : {};

@@ -25,7 +25,7 @@ export interface RawResult {
 
 /** One events row as the service stores it, in the column order of `eventColumns`. */
 function tuple(id: string, workerId: string, t: RowTemplate, ts: string, requestId: string, receivedAt: string, scope: RawScope): EventTuple {
-  return [id, scope.orgId, scope.appId, workerId, scope.integrationId, 'event', t.eventType, t.category, ts, t.duration, null, null, t.metadata, null, requestId, receivedAt];
+  return [id, scope.orgId, scope.appId, workerId, scope.integrationId, 'event', t.eventType, t.category, ts, t.duration, null, null, t.metadata, null, requestId, receivedAt, null];
 }
 
 function tuples(batch: RowTemplate[], scope: RawScope): EventTuple[] {
@@ -148,11 +148,11 @@ export async function ensureWorkers(db: Db, appId: string, workers: number): Pro
     await k.transaction().execute(async (trx) => {
       await trx
         .insertInto('workers')
-        .values(chunk.map((m) => ({ id: m.id, org_id: connection.org_id, display_name: externalIdOf(m.worker), email: null, email_lower: null, connection_id: connection.id, created_at: createdAt })))
+        .values(chunk.map((m) => ({ id: m.id, org_id: connection.org_id, display_name: externalIdOf(m.worker), display_name_lower: externalIdOf(m.worker), email: null, email_lower: null, connection_id: connection.id, created_at: createdAt })))
         .execute();
       await trx
         .insertInto('worker_external_ids')
-        .values(chunk.map((m) => ({ app_id: appId, external_id: externalIdOf(m.worker), worker_id: m.id, created_at: createdAt })))
+        .values(chunk.map((m) => ({ app_id: appId, external_id: externalIdOf(m.worker), external_id_lower: externalIdOf(m.worker), worker_id: m.id, created_at: createdAt })))
         .execute();
     });
   }
@@ -236,7 +236,7 @@ export async function bulkLoadPostgres(url: string, target: number, batches: Row
     for (const index of indexes) await admin.query(`drop index "${index.indexname}"`);
 
     const text = `insert into events (${eventColumns.join(', ')})
-      select id, $9, $10, worker_id, $11, 'event', event_type, category, ts, duration, null, null, metadata, null, request_id, ts
+      select id, $9, $10, worker_id, $11, 'event', event_type, category, ts, duration, null, null, metadata, null, request_id, ts, null
         from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::text[])
           as r(id, worker_id, event_type, category, ts, duration, metadata, request_id)`;
     const loaders = await Promise.all(

@@ -60,12 +60,26 @@ export interface RawFigures extends RawResult {
   quietBefore: Quiet;
 }
 
+/** The daily rollups: see measureRollups in run.ts. */
+export interface RollupFigures {
+  withoutManifest: ServiceFigures;
+  withManifest: ServiceFigures;
+  ingestRatio: number;
+  /** From a batch's commit to its parts' (server histogram, p99 as its bucket's bound), and the backlog when the load stopped. */
+  delay: { p99UpToSeconds: number; batches: number; backlogAtEnd: { batches: number; oldestSeconds: number }; drainedSeconds: number };
+  recompute: { eventsInTable: number; seconds: number; loadSeconds: number; during: HttpFigures; ingestRatio: number };
+  reads: { name: string; requests: number; p50Ms: number; maxMs: number; series: number; dayCells: number; bytes: number }[];
+}
+
 export interface DatabaseFigures {
   service: ServiceFigures;
   raw: RawFigures;
+  rollups?: RollupFigures;
   growth?: ServiceFigures & { bulkLoad: { loaded: number; seconds: number }; eventsInTable: number };
+  /** The growth run again with EVENT_RETENTION_DAYS set: the sweep deleting expired rows during the load. */
+  growthWithRetention?: ServiceFigures & { retentionDays: number; eventsInTable: number; rowsDeleted: number };
   profile?: ProfileSummary;
-  ratios: { serviceToRaw: number; serviceToBare: number; growthToEmpty?: number };
+  ratios: { serviceToRaw: number; serviceToBare: number; growthToEmpty?: number; retentionToGrowth?: number };
 }
 
 export interface Results {
@@ -114,6 +128,39 @@ export function table(results: Results): string {
       ['growth / empty', (d) => x(d.ratios.growthToEmpty)],
     );
   }
+  if (dbs.some(([, d]) => d.growthWithRetention)) {
+    const r = (d: DatabaseFigures) => d.growthWithRetention;
+    rows.push(
+      [
+        'growth with retention sweep: events/s (retention days; rows deleted during the run)',
+        (d) => (r(d) ? `${fmt(r(d)?.eventsPerSecond)} (${r(d)?.retentionDays} d; ${fmt(r(d)?.rowsDeleted)})` : '–'),
+      ],
+      ['growth with retention sweep: latency p50 / p99 / max (ms)', (d) => (r(d) ? `${r(d)?.latencyMs.p50} / ${r(d)?.latencyMs.p99} / ${r(d)?.latencyMs.max}` : '–')],
+      ['growth with retention sweep: non-202 responses, errors', (d) => (r(d) ? nonOk(r(d) as HttpFigures) : '–')],
+      ['growth with retention sweep: CPU % of one core: server / load gen / postgres / other', (d) => (r(d) ? cpuCells((r(d) as HttpFigures).cpu) : '–')],
+      ['with retention sweep / without', (d) => x(d.ratios.retentionToGrowth)],
+    );
+  }
+  if (dbs.some(([, d]) => d.rollups)) {
+    const r = (d: DatabaseFigures) => d.rollups;
+    const read = (d: DatabaseFigures, i: number) => {
+      const f = r(d)?.reads[i];
+      return f ? `${f.p50Ms} / ${f.maxMs} (${fmt(f.series)} series, ${fmt(f.dayCells)} days)` : '–';
+    };
+    rows.push(
+      ['rollups: ingest events/s without / with a manifest of 8', (d) => (r(d) ? `${fmt(r(d)?.withoutManifest.eventsPerSecond)} / ${fmt(r(d)?.withManifest.eventsPerSecond)}` : '–')],
+      ['rollups: with / without', (d) => x(r(d)?.ingestRatio)],
+      [
+        'rollups: delay p99 (s, bucket bound); backlog when the load stopped',
+        (d) => (r(d) ? `≤ ${r(d)?.delay.p99UpToSeconds}; ${r(d)?.delay.backlogAtEnd.batches} batches, oldest ${r(d)?.delay.backlogAtEnd.oldestSeconds} s` : '–'),
+      ],
+      ['rollups: recompute over N events (s)', (d) => (r(d) ? `${r(d)?.recompute.seconds} (N=${fmt(r(d)?.recompute.eventsInTable)})` : '–')],
+      ['rollups: ingest during the recompute, events/s (× without manifest)', (d) => (r(d) ? `${fmt(r(d)?.recompute.during.eventsPerSecond)} (${x(r(d)?.recompute.ingestRatio)})` : '–')],
+      ['rollups: daily 30 d × 8, organization: p50 / max ms', (d) => read(d, 0)],
+      ['rollups: daily 30 d × 8, every worker: p50 / max ms', (d) => read(d, 1)],
+      ['rollups: daily 30 d × 8, 100 workers: p50 / max ms', (d) => read(d, 2)],
+    );
+  }
   const header = `| | ${dbs.map(([k]) => k).join(' | ')} |`;
   const rule = `|---|${dbs.map(() => '---:').join('|')}|`;
   return [header, rule, ...rows.map(([name, cell]) => `| ${name} | ${dbs.map(([, d]) => cell(d)).join(' | ')} |`)].join('\n');
@@ -145,7 +192,7 @@ export function evaluateTargets(results: Results): Results['targets'] {
       detail: `${d.ratios.serviceToRaw} (${fmt(d.service.eventsPerSecond)} / ${fmt(d.raw.eventsPerSecond)})`,
     });
     targets.push({ target: `${kind}: service ≥ ${fmt(w.eps)} events/s`, met: d.service.eventsPerSecond >= w.eps, detail: fmt(d.service.eventsPerSecond) });
-    const runs = [d.service, ...(d.growth ? [d.growth] : [])];
+    const runs = [d.service, ...(d.growth ? [d.growth] : []), ...(d.growthWithRetention ? [d.growthWithRetention] : [])];
     const p99 = Math.max(...runs.map((r) => r.latencyMs.p99));
     const max = Math.max(...runs.map((r) => r.latencyMs.max));
     targets.push({ target: `${kind}: p99 ≤ 100 ms at ${results.settings.connections} connections`, met: p99 <= 100, detail: `${p99} ms` });
@@ -156,6 +203,22 @@ export function evaluateTargets(results: Results): Results['targets'] {
         met: (d.ratios.growthToEmpty ?? 0) >= 0.8,
         detail: `${d.ratios.growthToEmpty}`,
       });
+    }
+    if (d.growthWithRetention) {
+      targets.push({
+        target: `${kind}: with the retention sweep running ≥ 0.9 × without`,
+        met: (d.ratios.retentionToGrowth ?? 0) >= 0.9,
+        detail: `${d.ratios.retentionToGrowth} (${fmt(d.growthWithRetention.rowsDeleted)} rows deleted during the run)`,
+      });
+    }
+    if (d.rollups) {
+      const r = d.rollups;
+      targets.push({ target: `${kind}: ingest with rollups ≥ 0.9 × without a manifest`, met: r.ingestRatio >= 0.9, detail: `${r.ingestRatio}` });
+      const fresh = Math.max(r.delay.p99UpToSeconds, r.delay.backlogAtEnd.oldestSeconds);
+      targets.push({ target: `${kind}: rollups fresh within 5 s (p99)`, met: fresh <= 5, detail: `p99 ≤ ${r.delay.p99UpToSeconds} s, oldest waiting at the end ${r.delay.backlogAtEnd.oldestSeconds} s` });
+      const all = r.reads[1];
+      if (all) targets.push({ target: `${kind}: daily 30 d × 8 per worker (all workers) ≤ 200 ms`, met: all.p50Ms <= 200, detail: `p50 ${all.p50Ms} ms, max ${all.maxMs} ms with ${fmt(r.recompute.eventsInTable)} events stored` });
+      targets.push({ target: `${kind}: ingest during a recompute ≥ 0.5 × normal`, met: r.recompute.ingestRatio >= 0.5, detail: `${r.recompute.ingestRatio} (recompute ${r.recompute.seconds} s, load ${r.recompute.loadSeconds} s)` });
     }
     const rss = Math.max(...runs.map((r) => r.rss.peakMb));
     targets.push({ target: `${kind}: server RSS ≤ 250 MB`, met: rss <= 250, detail: `${rss} MB peak` });
@@ -179,6 +242,7 @@ export function delta(previous: { file: string; results: Results }, now: Results
     change(`${kind} service peak RSS`, p.service.rss.peakMb, d.service.rss.peakMb, ' MB');
     change(`${kind} raw events/s`, p.raw.eventsPerSecond, d.raw.eventsPerSecond);
     change(`${kind} growth events/s`, p.growth?.eventsPerSecond, d.growth?.eventsPerSecond);
+    change(`${kind} growth + retention events/s`, p.growthWithRetention?.eventsPerSecond, d.growthWithRetention?.eventsPerSecond);
   }
   const s = previous.results.settings;
   const n = now.settings;

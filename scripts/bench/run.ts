@@ -7,21 +7,31 @@
 //            into a fresh database migrated by the project's migrations
 //   bare     a node:http server that only reads and JSON.parses the same bodies
 //   growth   the service again once the events table holds 2 million rows
+//   growth with retention sweep
+//            the service on those rows again with EVENT_RETENTION_DAYS=60: the rows span 90 days, so
+//            the background sweep deletes about a third of them while the load runs
+//   rollups  on a database of its own: the service without a manifest, then with a manifest of 8
+//            statistics matching every event (the delay to the rollups from /metrics, the outbox
+//            backlog at the end); then BENCH_ROLLUP_EVENTS events bulk-loaded, the manifest replaced
+//            (a recompute over all of them, timed, with the load running meanwhile), and
+//            /statistics/daily for 30 days x 8 statistics, per organization and per worker (all workers)
 //
 // Options (environment): BENCH_DURATION (s, 20), BENCH_WARMUP (s, 10: long enough for the 1,000 workers to exist before measuring), BENCH_CONNECTIONS (10),
 // BENCH_BATCH (events per request, 100), BENCH_WORKERS (1000), BENCH_BODIES (distinct bodies, 200),
 // BENCH_DATABASES (sqlite,postgres), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test),
-// BENCH_GROWTH (1; 0 skips), BENCH_GROWTH_EVENTS (2000000), BENCH_PROFILE (0; 1 adds a profiled
+// BENCH_GROWTH (1; 0 skips), BENCH_GROWTH_EVENTS (2000000), BENCH_RETENTION (1; 0 skips the growth run with the
+// retention sweep), BENCH_ROLLUPS (1; 0 skips the rollups figures), BENCH_ROLLUP_EVENTS (10000000),
+// BENCH_ROLLUP_READS (5 timed requests per read), BENCH_PROFILE (0; 1 adds a profiled
 // service run per database and summarizes it), BENCH_LOG_LEVEL (server LOG_LEVEL, warn),
 // BENCH_RESULTS_DIR (bench/results), BENCH_QUIET_PCT (15) and BENCH_QUIET_WAIT (s, 30): before each
 // measurement, wait that long at most for the machine to be that idle.
-import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { harness } from './harness';
+import { fork, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Client } from 'pg';
-import type { DatabaseConfig } from '../../src/config';
 import { migrate, openDatabase } from '../../src/data/db';
 import { newId } from '../../src/data/ids';
 import { projectRoot } from '../../src/paths';
@@ -38,20 +48,15 @@ import {
   type Quiet,
   type RawFigures,
   type Results,
+  type RollupFigures,
   type ServiceFigures,
 } from './report';
-import { bulkLoadPostgres, bulkLoadSqlite, ensureWorkers, rawPostgres, rawSqlite, type RawResult, type RawScope } from './raw';
-import { freePort, ingestctl, startBuiltServer, stopChild, type Running } from './server-process';
+import { backlog, benchManifest, lastDays, ownerSession, putManifest, recomputeDone, rollupDelayP99, slugOf, timeRead } from './rollups';
+import { rawPostgres, rawSqlite, type RawResult, type RawScope } from './raw';
+import { bulkLoad, countEvents, freshTarget, numberEnv, postgresReachable, setUp, type Setup, type Target } from './targets';
+import { freePort, startBuiltServer, stopChild, type Running } from './server-process';
 import { allowedEventTypes, makePool, rowTemplates, type RowTemplate } from './workload';
 
-
-function numberEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
-  return value;
-}
 
 const settings = {
   durationSeconds: numberEnv('BENCH_DURATION', 20),
@@ -65,6 +70,11 @@ const settings = {
   growth: process.env.BENCH_GROWTH !== '0',
   growthEvents: numberEnv('BENCH_GROWTH_EVENTS', 2_000_000),
   growthDays: 90,
+  retention: process.env.BENCH_RETENTION !== '0',
+  rollups: process.env.BENCH_ROLLUPS !== '0',
+  rollupEvents: numberEnv('BENCH_ROLLUP_EVENTS', 10_000_000),
+  rollupReads: numberEnv('BENCH_ROLLUP_READS', 5),
+  retentionDays: 60,
   profile: process.env.BENCH_PROFILE === '1',
   serverLogLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
   /** Before each measurement, wait up to quietWaitSeconds for the machine to be at most quietPct % busy. */
@@ -78,38 +88,11 @@ for (const kind of settings.databases) {
   if (kind !== 'sqlite' && kind !== 'postgres') throw new Error(`BENCH_DATABASES: unknown database "${kind}" (sqlite, postgres)`);
 }
 
-const runStarted = performance.now();
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'ingest-bench-'));
-const cleanups: (() => Promise<void> | void)[] = [];
-const children = new Set<ChildProcess>();
-
-function log(message: string): void {
-  const elapsed = ((performance.now() - runStarted) / 1000).toFixed(0).padStart(4);
-  process.stderr.write(`[bench ${elapsed}s] ${message}\n`);
-}
+const bench = harness('bench');
+const { tmp, cleanups, log, track } = bench;
 
 // ---------------------------------------------------------------- databases
-
-interface Target {
-  kind: Kind;
-  databaseUrl: string;
-  config: DatabaseConfig;
-  drop(): Promise<void>;
-}
-
-async function postgresReachable(): Promise<string | undefined> {
-  const client = new Client({ connectionString: settings.postgresUrl, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.query('select 1');
-    return undefined;
-  } catch (err) {
-    return (err as Error).message;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
 
 const applicationName = `ingest-bench-${process.pid}`;
 
@@ -131,77 +114,16 @@ async function postgresPids(): Promise<number[]> {
   }
 }
 
-/** A fresh SQLite file in the temp dir, or a fresh PostgreSQL schema (dropped by drop()). */
-async function freshTarget(kind: Kind, name: string): Promise<Target> {
-  if (kind === 'sqlite') {
-    const file = path.join(tmp, `${name}.db`);
-    const drop = async () => {
-      for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
-    };
-    return { kind, databaseUrl: `sqlite:${file}`, config: { kind: 'sqlite', path: file }, drop };
-  }
-  const schema = `bench_${process.pid}_${name.replace(/\W/g, '_')}`;
-  const admin = new Client({ connectionString: settings.postgresUrl });
-  await admin.connect();
-  await admin.query(`drop schema if exists ${schema} cascade`);
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
-  const url = new URL(settings.postgresUrl);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  // Names the benchmark's connections, so that their backends' CPU time can be told from others'.
-  url.searchParams.set('application_name', applicationName);
-  let dropped = false;
-  const drop = async () => {
-    if (dropped) return;
-    dropped = true;
-    const c = new Client({ connectionString: settings.postgresUrl });
-    await c.connect();
-    await c.query(`drop schema if exists ${schema} cascade`);
-    await c.end();
-  };
-  cleanups.push(drop);
-  return { kind, databaseUrl: url.toString(), config: { kind: 'postgres', url: url.toString() }, drop };
-}
-
-async function countEvents(target: Target): Promise<number> {
-  const db = openDatabase(target.config);
-  try {
-    const row = await db.kysely.selectFrom('events').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
-    return Number(row.n);
-  } finally {
-    await db.close();
-  }
-}
+const place = { tmp, postgresUrl: settings.postgresUrl, applicationName, cleanups };
 
 // ---------------------------------------------------------------- processes
 
-interface Setup {
-  orgId: string;
-  appId: string;
-  key: string;
-}
-
-/** An organization with unlimited quota, an app allowing the workload's event types, a key. */
-function setUp(target: Target): Setup {
-  const qs = ingestctl(target.databaseUrl, ['quickstart']);
-  const orgId = String(qs.organizationId);
-  const appId = String(qs.appId);
-  ingestctl(target.databaseUrl, ['app', 'allow', '--app', appId, ...allowedEventTypes]);
-  ingestctl(target.databaseUrl, ['org', 'set-plan', '--org', orgId, '--max-events-per-month', 'unlimited', '--api', 'enabled']);
-  return { orgId, appId, key: String(qs.key) };
-}
-
-function track(child: ChildProcess): ChildProcess {
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  return child;
-}
-
 /** The built service, as `make run` starts it, with the benchmark's configuration. */
-async function startService(target: Target, profileDir?: string): Promise<Running> {
+async function startService(target: Target, profileDir?: string, extraEnv: Record<string, string> = {}): Promise<Running> {
   const env: Record<string, string | undefined> = {
     ...process.env,
     ...settings.serverEnv,
+    ...extraEnv,
     DATABASE_URL: target.databaseUrl,
     LOG_LEVEL: settings.serverLogLevel,
     INGEST_BATCH_LIMIT: String(Math.max(500, settings.batch)),
@@ -319,10 +241,15 @@ function httpFigures(m: Measured, quietBefore: Quiet): HttpFigures {
   };
 }
 
-async function measureService(target: Target, setup: Setup, label: string, options: { profile?: boolean } = {}): Promise<ServiceFigures> {
+async function measureService(
+  target: Target,
+  setup: Setup,
+  label: string,
+  options: { profile?: boolean; env?: Record<string, string>; beforeStop?: (server: Running) => Promise<void> } = {},
+): Promise<ServiceFigures> {
   const before = await countEvents(target);
   const profileDir = options.profile ? mkdtempSync(path.join(tmp, 'prof-')) : undefined;
-  const server = await startService(target, profileDir);
+  const server = await startService(target, profileDir, options.env);
   let measured: Measured;
   let quiet: Quiet;
   let peakMb = 0;
@@ -331,6 +258,7 @@ async function measureService(target: Target, setup: Setup, label: string, optio
     log(`${label}: server pid ${server.child.pid} on :${server.port}, ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s measured`);
     measured = await drive(server, `Bearer ${setup.key}`, target.kind === 'postgres');
     peakMb = memoryOf(server.child.pid as number)?.hwmMb ?? 0;
+    await options.beforeStop?.(server);
   } finally {
     await server.stop();
   }
@@ -342,7 +270,9 @@ async function measureService(target: Target, setup: Setup, label: string, optio
       promisedBy202: ((measured.load.statusCounts['202'] ?? 0) + (measured.load.warmupStatusCounts['202'] ?? 0)) * settings.batch,
     },
   };
-  if (figures.eventsStored.added < figures.eventsStored.promisedBy202) {
+  // The retention sweep deletes rows as the run adds them: the count cannot tell whether every 202 was kept.
+  const sweeping = options.env?.EVENT_RETENTION_DAYS !== undefined;
+  if (!sweeping && figures.eventsStored.added < figures.eventsStored.promisedBy202) {
     log(`${label}: WARNING: ${figures.eventsStored.promisedBy202} events answered 202 but only ${figures.eventsStored.added} rows were added`);
   }
   if (profileDir) {
@@ -375,7 +305,7 @@ async function measureBare(): Promise<HttpFigures> {
 }
 
 async function measureRaw(kind: Kind, templates: RowTemplate[][]): Promise<RawFigures> {
-  const target = await freshTarget(kind, 'raw');
+  const target = await freshTarget(kind, 'raw', place);
   try {
     const db = openDatabase(target.config);
     await migrate(db); // the tables and indexes the service has
@@ -420,7 +350,7 @@ async function measureRaw(kind: Kind, templates: RowTemplate[][]): Promise<RawFi
 }
 
 async function measureDatabase(kind: Kind, templates: RowTemplate[][], bare: HttpFigures): Promise<DatabaseFigures> {
-  const target = await freshTarget(kind, 'service');
+  const target = await freshTarget(kind, 'service', place);
   try {
     const setup = setUp(target);
     const service = await measureService(target, setup, `service ${kind}`);
@@ -429,35 +359,127 @@ async function measureDatabase(kind: Kind, templates: RowTemplate[][], bare: Htt
     if (settings.profile) {
       profile = (await measureService(target, setup, `profiled service ${kind}`, { profile: true })).profile;
     }
+    const rollups = settings.rollups ? await measureRollups(kind, templates) : undefined;
     let growth: DatabaseFigures['growth'];
     if (settings.growth) {
-      const db = openDatabase(target.config);
-      let scope: RawScope;
-      try {
-        scope = await ensureWorkers(db, setup.appId, settings.workers);
-      } finally {
-        await db.close();
-      }
       log(`growth ${kind}: bulk-loading events up to ${settings.growthEvents.toLocaleString('en')}`);
-      const bulkLoad =
-        kind === 'sqlite'
-          ? await bulkLoadSqlite((target.config as { path: string }).path, settings.growthEvents, templates, scope, settings.growthDays)
-          : await bulkLoadPostgres(target.databaseUrl, settings.growthEvents, templates, scope, settings.growthDays);
-      log(`growth ${kind}: loaded ${bulkLoad.loaded.toLocaleString('en')} rows in ${bulkLoad.seconds.toFixed(1)} s`);
+      const { loaded, seconds } = await bulkLoad(target, setup, { events: settings.growthEvents, workers: settings.workers, days: settings.growthDays, templates });
+      log(`growth ${kind}: loaded ${loaded.toLocaleString('en')} rows in ${seconds.toFixed(1)} s`);
       const stored = await countEvents(target);
-      growth = { ...(await measureService(target, setup, `service ${kind} with ${stored.toLocaleString('en')} events stored`)), bulkLoad, eventsInTable: stored };
+      growth = {
+        ...(await measureService(target, setup, `service ${kind} with ${stored.toLocaleString('en')} events stored`)),
+        bulkLoad: { loaded, seconds },
+        eventsInTable: stored,
+      };
+    }
+    let growthWithRetention: DatabaseFigures['growthWithRetention'];
+    if (growth && settings.retention) {
+      const stored = await countEvents(target);
+      const figures = await measureService(target, setup, `service ${kind} with ${stored.toLocaleString('en')} events stored and the retention sweep running`, {
+        env: { EVENT_RETENTION_DAYS: String(settings.retentionDays) },
+      });
+      const rowsDeleted = stored + figures.eventsStored.promisedBy202 - (await countEvents(target));
+      log(`retention ${kind}: the sweep deleted ${rowsDeleted.toLocaleString('en')} rows during the run`);
+      growthWithRetention = { ...figures, retentionDays: settings.retentionDays, eventsInTable: stored, rowsDeleted };
     }
     return {
       service,
       raw,
+      rollups,
       growth,
+      growthWithRetention,
       profile,
       ratios: {
         serviceToRaw: ratio(service.eventsPerSecond, raw.eventsPerSecond),
         serviceToBare: ratio(service.eventsPerSecond, bare.eventsPerSecond),
         growthToEmpty: growth ? ratio(growth.eventsPerSecond, service.eventsPerSecond) : undefined,
+        retentionToGrowth: growth && growthWithRetention ? ratio(growthWithRetention.eventsPerSecond, growth.eventsPerSecond) : undefined,
       },
     };
+  } finally {
+    await target.drop();
+  }
+}
+
+/**
+ * The rollups' figures, on a database of their own: ingest without and with a manifest of 8
+ * statistics, the delay to the rollups under that load, a recompute over
+ * BENCH_ROLLUP_EVENTS events with the load running, and the daily reads on that store.
+ */
+async function measureRollups(kind: Kind, templates: RowTemplate[][]): Promise<RollupFigures> {
+  const target = await freshTarget(kind, 'rollups', place);
+  try {
+    const setup = setUp(target);
+    const slug = await slugOf(target, setup.appId);
+    const withoutManifest = await measureService(target, setup, `rollups ${kind}: ingest without a manifest`);
+    const briefly = await startService(target);
+    try {
+      await putManifest(`http://127.0.0.1:${briefly.port}`, setup.key, benchManifest(slug, 'first'));
+    } finally {
+      await briefly.stop();
+    }
+    const metricsPort = await freePort();
+    let delay = { p99UpToSeconds: 0, batches: 0 };
+    let backlogAtEnd = { batches: 0, oldestSeconds: 0 };
+    let drainedSeconds = 0;
+    const withManifest = await measureService(target, setup, `rollups ${kind}: ingest with 8 statistics`, {
+      env: { METRICS_PORT: String(metricsPort) },
+      beforeStop: async () => {
+        backlogAtEnd = await backlog(target);
+        const started = performance.now();
+        while ((await backlog(target)).batches > 0) await new Promise((r) => setTimeout(r, 200));
+        drainedSeconds = Math.round((performance.now() - started) / 100) / 10;
+        delay = await rollupDelayP99(metricsPort);
+      },
+    });
+    log(
+      `rollups ${kind}: with a manifest ${ratio(withManifest.eventsPerSecond, withoutManifest.eventsPerSecond)}× without; delay p99 ≤ ${delay.p99UpToSeconds} s over ${delay.batches} batches; backlog at the end ${backlogAtEnd.batches} batches (oldest ${backlogAtEnd.oldestSeconds} s), drained in ${drainedSeconds} s`,
+    );
+
+    const stored = await countEvents(target);
+    log(`rollups ${kind}: bulk-loading events up to ${settings.rollupEvents.toLocaleString('en')}`);
+    const loaded = await bulkLoad(target, setup, { events: settings.rollupEvents, workers: settings.workers, days: settings.growthDays, templates });
+    log(`rollups ${kind}: loaded ${loaded.loaded.toLocaleString('en')} rows in ${loaded.seconds.toFixed(1)} s (${stored.toLocaleString('en')} were there)`);
+    const server = await startService(target);
+    try {
+      const base = `http://127.0.0.1:${server.port}`;
+      const eventsInTable = await countEvents(target);
+      await putManifest(base, setup.key, benchManifest(slug, 'second'));
+      const started = performance.now();
+      const done = recomputeDone(target, setup.orgId, 7200);
+      log(`rollups ${kind}: recomputing over ${eventsInTable.toLocaleString('en')} events, the load running meanwhile`);
+      const during = httpFigures(await drive(server, `Bearer ${setup.key}`, kind === 'postgres'), await waitForQuiet('recompute'));
+      const loadSeconds = (performance.now() - started) / 1000;
+      await done;
+      const recomputeSeconds = Math.round((performance.now() - started) / 100) / 10;
+      log(`rollups ${kind}: recompute done in ${recomputeSeconds} s; ingest meanwhile ${during.eventsPerSecond} events/s`);
+      const cookie = await ownerSession(target, setup, base);
+      const range = lastDays(30);
+      const ids = benchManifest(slug, '').map((d) => `statisticId=${String(d.id)}`).join('&');
+      const daily = `/api/v1/console/statistics/daily?from=${range.from}&to=${range.to}&${ids}`;
+      const reads = [
+        await timeRead(base, cookie, 'organization (groupBy=none)', daily, settings.rollupReads),
+        await timeRead(base, cookie, `per worker, all ${settings.workers} workers (groupBy=worker&limit=1000)`, `${daily}&groupBy=worker&limit=1000`, settings.rollupReads),
+        await timeRead(base, cookie, 'per worker, first page of 100', `${daily}&groupBy=worker&limit=100`, settings.rollupReads),
+      ];
+      for (const r of reads) log(`rollups ${kind}: daily ${r.name}: p50 ${r.p50Ms} ms, max ${r.maxMs} ms, ${r.series} series, ${r.dayCells} day cells, ${r.bytes} bytes`);
+      return {
+        withoutManifest,
+        withManifest,
+        ingestRatio: ratio(withManifest.eventsPerSecond, withoutManifest.eventsPerSecond),
+        delay: { ...delay, backlogAtEnd, drainedSeconds },
+        recompute: {
+          eventsInTable,
+          seconds: recomputeSeconds,
+          loadSeconds: Math.round(loadSeconds),
+          during,
+          ingestRatio: ratio(during.eventsPerSecond, withoutManifest.eventsPerSecond),
+        },
+        reads,
+      };
+    } finally {
+      await server.stop();
+    }
   } finally {
     await target.drop();
   }
@@ -522,7 +544,7 @@ async function main(): Promise<void> {
   const kinds: Kind[] = [];
   for (const kind of settings.databases) {
     if (kind === 'postgres') {
-      const why = await postgresReachable();
+      const why = await postgresReachable(settings.postgresUrl);
       if (why) {
         log(`SKIPPED: PostgreSQL at ${settings.postgresUrl} is unreachable (${why})`);
         databases.postgres = { skipped: `unreachable: ${why}` };
@@ -539,7 +561,7 @@ async function main(): Promise<void> {
   const { resultsDir: _dir, ...recordedSettings } = settings;
   const results: Results = {
     startedAt,
-    totalSeconds: Math.round((performance.now() - runStarted) / 1000),
+    totalSeconds: Math.round(bench.elapsedSeconds()),
     machine,
     settings: recordedSettings,
     workload: {
@@ -564,22 +586,4 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${formatReport(results, previous)}\nResults: ${path.relative(projectRoot, file)}\n`);
 }
 
-async function cleanUp(): Promise<void> {
-  for (const child of children) child.kill('SIGKILL');
-  for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => {});
-  rmSync(tmp, { recursive: true, force: true });
-}
-
-process.once('SIGINT', () => {
-  log('interrupted: cleaning up');
-  void cleanUp().then(() => process.exit(130));
-});
-
-main().then(
-  () => cleanUp(),
-  async (err) => {
-    process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-    await cleanUp();
-    process.exit(1);
-  },
-);
+bench.run(main);

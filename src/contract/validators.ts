@@ -1,6 +1,6 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import type { OpenApiDocument } from './document-source';
+import { sourceDocument, type OpenApiDocument } from './document-source';
 
 export interface SchemaIssue {
   /** JSON pointer of the offending value, relative to the validated item. */
@@ -39,12 +39,6 @@ export class ContractValidators {
     this.ajv.addSchema({ $id: 'contract', components: { schemas: doc.components.schemas } });
   }
 
-  /** Compiles a schema that may $ref the contract's components (as `#/components/...`). */
-  compile(schema: object): ValidateFunction {
-    const rebased = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"contract#/components/')) as object;
-    return this.ajv.compile(rebased);
-  }
-
   /** A validator for one component schema that reports the decisive issue, or undefined when valid. */
   item(schemaName: string): ItemValidator {
     const validate = this.ajv.getSchema(`contract#/components/schemas/${schemaName}`) as ValidateFunction | undefined;
@@ -59,8 +53,7 @@ export class ContractValidators {
    */
   withDefaults<T extends object>(schemaName: string, value: T): T {
     const schema = this.ajv.getSchema(`contract#/components/schemas/${schemaName}`)?.schema as
-      | { properties?: Record<string, { default?: unknown }> }
-      | undefined;
+      { properties?: Record<string, { default?: unknown }> } | undefined;
     if (!schema) throw new Error(`openapi/v1.yaml has no schema ${schemaName}`);
     const filled = { ...value } as Record<string, unknown>;
     for (const [name, property] of Object.entries(schema.properties ?? {})) {
@@ -68,6 +61,14 @@ export class ContractValidators {
     }
     return filled as T;
   }
+}
+
+let asWritten: ContractValidators | undefined;
+
+/** A validator over the contract as written, compiled on first use: for rules ingestctl shares with the API. */
+export function contractValidator(schemaName: string): ItemValidator {
+  asWritten ??= new ContractValidators(sourceDocument());
+  return asWritten.item(schemaName);
 }
 
 /** With allErrors off, the last error is the one that failed the value (anyOf/oneOf list their branches first). */

@@ -1,5 +1,4 @@
 import type { Executor } from './schema';
-import { nowIso } from './ids';
 
 export interface KeyRecord {
   keyId: string;
@@ -12,6 +11,7 @@ export interface KeyRecord {
   apiEnabled: boolean;
   revokedAt: string | null;
   expiresAt: string | null;
+  lastUsedAt: string | null;
 }
 
 /** The key with its app and organization, by the key's SHA-256 hash. */
@@ -32,12 +32,20 @@ export async function findKeyByHash(db: Executor, keyHash: string): Promise<KeyR
       'o.api_enabled as apiEnabled',
       'k.revoked_at as revokedAt',
       'k.expires_at as expiresAt',
+      'k.last_used_at as lastUsedAt',
     ])
     .where('k.key_hash', '=', keyHash)
     .executeTakeFirst();
   return row && { ...row, apiEnabled: row.apiEnabled === 1 };
 }
 
-export async function touchKey(db: Executor, keyId: string): Promise<void> {
-  await db.updateTable('api_keys').set({ last_used_at: nowIso() }).where('id', '=', keyId).execute();
+/** Records that the key was used at `at`, unless that was already recorded less than `granularityMs` before. */
+export async function touchKey(db: Executor, keyId: string, at: Date, granularityMs: number): Promise<void> {
+  const since = new Date(at.getTime() - granularityMs).toISOString();
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: at.toISOString() })
+    .where('id', '=', keyId)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', since)]))
+    .execute();
 }

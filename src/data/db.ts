@@ -1,9 +1,14 @@
-import type SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, sql, PostgresDialect, SqliteDialect, type KyselyPlugin, type Migration } from 'kysely';
+import { Kysely, Migrator, sql, PostgresDialect, SqliteDialect, type KyselyPlugin, type LogEvent, type Migration } from 'kysely';
 import { Pool } from 'pg';
 import type { DatabaseConfig } from '../config';
+import { metrics, trackPool } from '../metrics';
 import * as initial from './migrations/001_initial';
+import * as membersSessions from './migrations/002_members_sessions';
+import * as administration from './migrations/004_administration';
+import * as consoleRead from './migrations/003_console_read';
+import * as rollups from './migrations/005_rollups';
 import type { Database } from './schema';
+import { withPreparedStatements } from './postgres';
 import { openSqlite, withStatementCache } from './sqlite';
 import { GroupCommitter, retryingTransaction, type UnitOfWork } from './transaction';
 
@@ -17,8 +22,6 @@ export interface Db {
    * none of it. Use it, not kysely.transaction(), for request writes.
    */
   transaction<T>(work: UnitOfWork<T>): Promise<T>;
-  /** SQLite only: the connection itself, for bulk writes inside transaction() that Kysely makes slow. */
-  sqlite?: SqliteDatabase.Database;
   close(): Promise<void>;
 }
 
@@ -29,20 +32,31 @@ export interface OpenOptions {
 
 const migrations: Record<string, Migration> = {
   '001_initial': initial,
+  '002_members_sessions': membersSessions,
+  '004_administration': administration,
+  '003_console_read': consoleRead,
+  '005_rollups': rollups,
 };
+
+function timeQuery(event: LogEvent): void {
+  metrics.dbQueryDuration.observe({ outcome: event.level === 'query' ? 'ok' : 'error' }, event.queryDurationMillis / 1000);
+}
 
 /** Opens the configured database (creating a SQLite file and its folder on first start). */
 export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}): Db {
   const plugins = options.plugins ?? [];
   if (config.kind === 'sqlite') {
     const sqlite = openSqlite(config.path);
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite.connection) }), plugins });
-    const committer = new GroupCommitter(kysely);
+    const kysely = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: withStatementCache(sqlite.connection) }),
+      plugins,
+      log: timeQuery,
+    });
+    const committer = new GroupCommitter(kysely, sqlite.connection);
     return {
       kysely,
       dialect: 'sqlite',
       transaction: (work) => committer.run(work),
-      sqlite: sqlite.connection,
       close: async () => {
         await sqlite.stopCheckpoints();
         await kysely.destroy();
@@ -55,25 +69,70 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
   // query in flight fails on its own and the pool replaces the client, idle or checked out.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins });
-  return { kysely, dialect: 'postgres', transaction: (work) => retryingTransaction(kysely, work), close: () => kysely.destroy() };
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withPreparedStatements(pool) }), plugins, log: timeQuery });
+  const untrack = trackPool(() => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }));
+  return {
+    kysely,
+    dialect: 'postgres',
+    transaction: (work) => retryingTransaction(kysely, work),
+    close: async () => {
+      untrack();
+      await kysely.destroy();
+    },
+  };
 }
 
-/** Applies pending migrations; the same set serves both dialects. */
-export async function migrate(db: Db): Promise<void> {
-  // Kysely looks for its bookkeeping tables in every schema unless told which one:
-  // name the connection's own, so databases in separate schemas never see each other's.
-  const migrationTableSchema =
-    db.dialect === 'postgres'
-      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely)).rows[0]?.schema
-      : undefined;
-  const migrator = new Migrator({
+/** Every migration this version of the service knows, in order. */
+export function migrationNames(): string[] {
+  return Object.keys(migrations).sort();
+}
+
+function migratorFor(db: Db, migrationTableSchema: string | undefined, disableTransactions = false): Migrator {
+  return new Migrator({
     db: db.kysely,
     provider: { getMigrations: async () => migrations },
     migrationTableSchema,
+    disableTransactions,
   });
-  const { error } = await migrator.migrateToLatest();
-  if (error) throw error;
+}
+
+/**
+ * Applies pending migrations; the same set serves both dialects. Safe to run
+ * from several processes at once (instances starting together, ingestctl
+ * beside a server): one migrates, the others wait and then find nothing to do.
+ */
+export async function migrate(db: Db): Promise<void> {
+  if (db.dialect === 'postgres') {
+    // Kysely's PostgreSQL adapter holds an advisory lock around reading what is done and applying the rest.
+    const { error } = await migratorFor(db, await migrationSchema(db)).migrateToLatest();
+    if (error) throw error;
+    return;
+  }
+  // Kysely takes no lock on SQLite, and its deferred transaction, having read the migration state,
+  // fails (SQLITE_BUSY_SNAPSHOT) if another process migrated meanwhile. The write lock taken first,
+  // the others wait on busy_timeout and read the state only after this one committed.
+  await sql`begin immediate`.execute(db.kysely);
+  let outcome;
+  try {
+    outcome = await migratorFor(db, undefined, true).migrateToLatest();
+  } catch (err) {
+    outcome = { error: err };
+  }
+  await sql.raw(outcome.error ? 'rollback' : 'commit').execute(db.kysely);
+  if (outcome.error) throw outcome.error;
+}
+
+/** The names of migrations not yet applied to this database (for /readyz). */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const known = await migratorFor(db, await migrationSchema(db)).getMigrations();
+  return known.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+async function migrationSchema(db: Db): Promise<string | undefined> {
+  // Kysely looks for its bookkeeping tables in every schema unless told which one:
+  // name the connection's own, so databases in separate schemas never see each other's.
+  if (db.dialect === 'sqlite') return undefined;
+  return (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely)).rows[0]?.schema;
 }
 
 // Connection-level failures (the database is away, not the query wrong): the

@@ -1,4 +1,5 @@
-import type { Generated, Insertable, Kysely, Selectable, Transaction } from 'kysely';
+import type { Generated, Kysely, Transaction } from 'kysely';
+import type { Schema } from '../contract/types';
 
 /**
  * Tables as both dialects store them: timestamps are UTC ISO-8601 text (so they
@@ -9,6 +10,8 @@ export interface OrganizationsTable {
   name: string;
   api_enabled: number;
   max_events_per_month: number | null;
+  /** IANA time zone name; days of the timeline and rollups are counted in it. */
+  time_zone: Generated<string>;
   created_at: string;
 }
 
@@ -22,6 +25,8 @@ export interface MembersTable {
   name: string | null;
   role: MemberRole;
   created_at: string;
+  /** `scrypt$N$r$p$salt$hash` (base64url salt and hash); null until a password is set. */
+  password_hash: string | null;
 }
 
 export interface AppsTable {
@@ -60,6 +65,8 @@ export interface WorkersTable {
   id: string;
   org_id: string;
   display_name: string;
+  /** display_name.toLowerCase(), for the case-insensitive prefix search. */
+  display_name_lower: string | null;
   email: string | null;
   email_lower: string | null;
   /** The connection the worker was created through; null for directory workers. */
@@ -70,31 +77,53 @@ export interface WorkersTable {
 export interface WorkerExternalIdsTable {
   app_id: string;
   external_id: string;
+  /** external_id.toLowerCase(), for the case-insensitive prefix search. */
+  external_id_lower: string | null;
   worker_id: string;
   created_at: string;
 }
 
 export type EventKind = 'event' | 'snapshot';
 
-export interface EventsTable {
-  id: string;
-  org_id: string;
-  app_id: string;
-  worker_id: string;
-  integration_id: string;
-  kind: EventKind;
-  /** eventType, or snapshotType for snapshot history rows. */
-  event_type: string;
-  category: string | null;
-  ts: string;
-  duration: number | null;
-  pillar: string | null;
-  statistic_id: string | null;
-  metadata: string | null;
-  metrics: string | null;
-  request_id: string;
-  received_at: string;
+/** A column: its SQL type and, in the type system only, the TypeScript type of its values. */
+interface Column<T> {
+  sqlType: 'text' | 'integer';
+  /** Never set at run time: it carries `T` into the row type. */
+  readonly values?: T;
 }
+const text = <T extends string | null = string>(): Column<T> => ({ sqlType: 'text' });
+const integer = <T extends number | null = number>(): Column<T> => ({ sqlType: 'integer' });
+type RowOf<Columns> = { [Name in keyof Columns]: Columns[Name] extends Column<infer T> ? T : never };
+
+/**
+ * The timeline's columns, in the order migration 001 creates them: the one
+ * list that both the row type (EventsTable) and the batch insert are made from.
+ */
+export const eventColumns = {
+  id: text(),
+  org_id: text(),
+  app_id: text(),
+  worker_id: text(),
+  integration_id: text(),
+  kind: text<EventKind>(),
+  /** eventType, or snapshotType for snapshot history rows. */
+  event_type: text(),
+  category: text<string | null>(),
+  ts: text(),
+  duration: integer<number | null>(),
+  pillar: text<string | null>(),
+  statistic_id: text<string | null>(),
+  /** JSON object, as sent. */
+  metadata: text<string | null>(),
+  /** Snapshot history rows: JSON array of [identifier, metric] pairs, in the order sent. */
+  metrics: text<string | null>(),
+  request_id: text(),
+  received_at: text(),
+  /** The id of the batch's first event, for the rollups (migration 005); null for snapshots. */
+  batch_id: text<string | null>(),
+};
+
+export type EventsTable = RowOf<typeof eventColumns>;
 
 export interface CurrentSnapshotsTable {
   worker_id: string;
@@ -134,6 +163,106 @@ export interface MonthlyUsageTable {
   event_count: Generated<number>;
 }
 
+export interface SessionsTable {
+  id: string;
+  /** SHA-256 (hex) of the cookie's token. */
+  token_hash: string;
+  member_id: string;
+  csrf_token: string;
+  created_at: string;
+  last_used_at: string;
+  /** Absolute end: 7 days after sign-in. */
+  expires_at: string;
+}
+
+export interface MemberInvitesTable {
+  member_id: string;
+  /** SHA-256 (hex) of the link's token. */
+  token_hash: string;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface SignInFailuresTable {
+  /** `email:<lower-case email>` or `ip:<client address>`. */
+  subject: string;
+  failed_at: string;
+}
+
+export type AuditActorKind = 'member' | 'api_key' | 'ingestctl';
+
+export interface AuditLogTable {
+  id: string;
+  org_id: string;
+  at: string;
+  actor_kind: AuditActorKind;
+  actor_member_id: string | null;
+  actor_email: string | null;
+  actor_key_id: string | null;
+  action: Schema<'AuditEntry'>['action'];
+  target_type: Schema<'AuditEntry'>['target']['type'];
+  target_id: string;
+  /** JSON object, never a secret. */
+  details: string | null;
+}
+
+export interface RollupOutboxTable {
+  /** The batch's id (its first event's). */
+  id: string;
+  org_id: string;
+  app_id: string;
+  /** JSON array of the batch's event ids. */
+  event_ids: string;
+  created_at: string;
+  /** Null while waiting; the generation being recomputed when applied during a recompute. */
+  applied_generation: number | null;
+}
+
+export interface RollupStateTable {
+  org_id: string;
+  /** The generation that answers reads. */
+  generation: number;
+  /** The zone its days are in. */
+  time_zone: string;
+  /** While a recompute runs: when the answering generation stopped taking batches. */
+  frozen_at: string | null;
+  /** JSON array of the statistic ids the answering generation has, while a recompute runs. */
+  frozen_statistics: string | null;
+  target_generation: number | null;
+  target_time_zone: string | null;
+  /** The recompute's position in the organization's events, by (ts, id). */
+  scan_ts: string | null;
+  scan_id: string | null;
+  lease_owner: string | null;
+  lease_until: string | null;
+}
+
+/** Parts of one statistic's value, from which every value of any range is derived. */
+export interface RollupParts {
+  count: number;
+  sum: number;
+  numerator: number;
+  denominator: number;
+}
+
+export interface RollupDaysTable extends RollupParts {
+  org_id: string;
+  generation: number;
+  statistic_id: string;
+  day: string;
+  worker_id: string;
+  /** The event's pillar, else its definition's. */
+  pillar: string;
+}
+
+export type RollupOrgDaysTable = Omit<RollupDaysTable, 'worker_id'>;
+
+/** Service-wide values shared by every instance (the cursor-signing secret). */
+export interface SettingsTable {
+  name: string;
+  value: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   members: MembersTable;
@@ -147,10 +276,16 @@ export interface Database {
   statistic_manifests: StatisticManifestsTable;
   idempotency_records: IdempotencyRecordsTable;
   monthly_usage: MonthlyUsageTable;
+  sessions: SessionsTable;
+  member_invites: MemberInvitesTable;
+  sign_in_failures: SignInFailuresTable;
+  audit_log: AuditLogTable;
+  settings: SettingsTable;
+  rollup_outbox: RollupOutboxTable;
+  rollup_state: RollupStateTable;
+  rollup_days: RollupDaysTable;
+  rollup_org_days: RollupOrgDaysTable;
 }
 
 /** The database or a transaction on it: data-layer functions accept either. */
 export type Executor = Kysely<Database> | Transaction<Database>;
-
-export type EventRow = Selectable<EventsTable>;
-export type NewEventRow = Insertable<EventsTable>;

@@ -1,5 +1,6 @@
 import type { Executor } from './schema';
 import { nowIso } from './ids';
+import type { AppRef } from './timeline';
 
 export type MetricEntry = [identifier: string, metric: unknown];
 
@@ -35,8 +36,7 @@ export async function upsertCurrentSnapshot(
 }
 
 export interface StripCard {
-  appId: string;
-  integrationId: string;
+  app: AppRef;
   snapshotType: string;
   timestamp: string;
   /** The first four metrics of the most recent snapshot, in the order they were sent. */
@@ -45,23 +45,26 @@ export interface StripCard {
 
 export const STRIP_METRICS_PER_APP = 4;
 
-/** The user strip of one worker: per app, the most recent current snapshot and its first four metrics. */
+/**
+ * The user strip of one worker: per app, the most recent current snapshot
+ * (across its snapshot types) and its first four metrics; cards ordered by app slug.
+ */
 export async function userStrip(db: Executor, workerId: string): Promise<StripCard[]> {
   const rows = await db
     .selectFrom('current_snapshots as s')
-    .innerJoin('connections as c', 'c.app_id', 's.app_id')
-    .select(['s.app_id', 'c.integration_id', 's.snapshot_type', 's.ts', 's.metrics'])
+    .innerJoin('apps as a', 'a.id', 's.app_id')
+    .select(['s.app_id', 'a.slug', 'a.name', 's.snapshot_type', 's.ts', 's.metrics'])
     .where('s.worker_id', '=', workerId)
+    .orderBy('a.slug')
     .orderBy('s.app_id')
     .orderBy('s.ts', 'desc')
     .orderBy('s.updated_at', 'desc')
     .execute();
   const cards: StripCard[] = [];
   for (const row of rows) {
-    if (cards.at(-1)?.appId === row.app_id) continue;
+    if (cards.at(-1)?.app.id === row.app_id) continue;
     cards.push({
-      appId: row.app_id,
-      integrationId: row.integration_id,
+      app: { id: row.app_id, slug: row.slug, name: row.name },
       snapshotType: row.snapshot_type,
       timestamp: row.ts,
       metrics: (JSON.parse(row.metrics) as MetricEntry[]).slice(0, STRIP_METRICS_PER_APP),

@@ -2,7 +2,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
-import type { SqliteDatabase as KyselySqliteDatabase, SqliteStatement } from 'kysely';
+import type { SqliteDatabase as KyselySqliteDatabase, SqliteStatement, Transaction } from 'kysely';
+import type { Database } from './schema';
 
 // Checkpoints copy the WAL back into the database file and sync it; done by the
 // writing connection they stall whichever request happens to cross the
@@ -86,4 +87,19 @@ export function withStatementCache(connection: SqliteDatabase.Database): KyselyS
       return statement;
     },
   };
+}
+
+const connectionOfTransaction = new WeakMap<Transaction<Database>, SqliteDatabase.Database>();
+
+/** Records that `trx` runs on `connection` (SQLite has one connection, so one transaction at a time). */
+export function bindConnection(trx: Transaction<Database>, connection: SqliteDatabase.Database): void {
+  connectionOfTransaction.set(trx, connection);
+}
+
+/**
+ * The SQLite connection a transaction of Db.transaction() runs on, for the
+ * statements Kysely makes slow; undefined on PostgreSQL.
+ */
+export function sqliteConnectionOf(trx: Transaction<Database>): SqliteDatabase.Database | undefined {
+  return connectionOfTransaction.get(trx);
 }

@@ -1,5 +1,7 @@
+import type SqliteDatabase from 'better-sqlite3';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './schema';
+import { bindConnection } from './sqlite';
 
 export type UnitOfWork<T> = (trx: Transaction<Database>) => Promise<T>;
 
@@ -9,14 +11,19 @@ const RETRYABLE = new Set(['40001', '40P01']);
 const ATTEMPTS = 5;
 
 /** PostgreSQL: each unit of work in its own transaction, retried when the server aborts it for a conflict. */
-export async function retryingTransaction<T>(kysely: Kysely<Database>, work: UnitOfWork<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
+export function retryingTransaction<T>(kysely: Kysely<Database>, work: UnitOfWork<T>): Promise<T> {
+  return retryingConflicts(() => kysely.transaction().execute(work));
+}
+
+/** PostgreSQL: runs `attempt` (a transaction, or one statement on its own) again when the server aborts it for a conflict. */
+export async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
     try {
-      return await kysely.transaction().execute(work);
+      return await attempt();
     } catch (err) {
       const code = (err as { code?: string }).code;
-      if (attempt >= ATTEMPTS || !code || !RETRYABLE.has(code)) throw err;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+      if (n >= ATTEMPTS || !code || !RETRYABLE.has(code)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * n));
     }
   }
 }
@@ -36,13 +43,17 @@ const MAX_GROUP = 64;
  * those that queued while a commit was running are run together in the next
  * transaction, each inside its own savepoint, and committed once. A unit that
  * fails is rolled back to its savepoint alone; every unit is settled only after
- * the commit, so nothing is acknowledged before it is durable.
+ * the commit, so nothing is acknowledged before it is durable. Given the
+ * connection under `kysely`, the units can reach it (sqliteConnectionOf).
  */
 export class GroupCommitter {
   private readonly queue: Pending[] = [];
   private running = false;
 
-  constructor(private readonly kysely: Kysely<Database>) {}
+  constructor(
+    private readonly kysely: Kysely<Database>,
+    private readonly connection?: SqliteDatabase.Database,
+  ) {}
 
   run<T>(work: UnitOfWork<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -61,6 +72,7 @@ export class GroupCommitter {
     const results: Result[] = [];
     try {
       await this.kysely.transaction().execute(async (trx) => {
+        if (this.connection) bindConnection(trx, this.connection);
         if (group.length === 1) {
           results.push({ ok: true, value: await (group[0] as Pending).work(trx) });
           return;

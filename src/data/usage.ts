@@ -1,3 +1,4 @@
+import { prepareOnEveryConnection } from './postgres';
 import type { Executor } from './schema';
 
 /** `YYYY-MM` of the calendar month (UTC) that `at` falls in. */
@@ -16,14 +17,18 @@ export interface IngestRules {
 }
 
 export async function ingestRules(db: Executor, appId: string, month: string): Promise<IngestRules> {
-  const row = await db
+  const query = db
     .selectFrom('apps as a')
     .innerJoin('organizations as o', 'o.id', 'a.org_id')
     .leftJoin('statistic_manifests as m', 'm.app_id', 'a.id')
     .leftJoin('monthly_usage as u', (join) => join.onRef('u.org_id', '=', 'o.id').on('u.month', '=', month))
     .select(['a.allowed_event_types', 'm.definitions', 'o.max_events_per_month', 'u.event_count'])
     .where('a.id', '=', appId)
-    .executeTakeFirstOrThrow();
+    .compile();
+  // Read for every batch: planned once per connection.
+  prepareOnEveryConnection(query.sql);
+  const row = (await db.executeQuery(query)).rows[0];
+  if (!row) throw new Error(`no app ${appId}`);
   const definitions = row.definitions ? (JSON.parse(row.definitions) as Array<{ id: string }>) : [];
   return {
     allowedEventTypes: new Set(JSON.parse(row.allowed_event_types) as string[]),
@@ -57,4 +62,15 @@ export async function reserveEvents(db: Executor, orgId: string, month: string, 
     .where('month', '=', month)
     .execute();
   return granted;
+}
+
+/** Events counted against the organization's quota in the month (`YYYY-MM`). */
+export async function eventsCounted(db: Executor, orgId: string, month: string): Promise<number> {
+  const row = await db
+    .selectFrom('monthly_usage')
+    .select('event_count')
+    .where('org_id', '=', orgId)
+    .where('month', '=', month)
+    .executeTakeFirst();
+  return row?.event_count ?? 0;
 }

@@ -21,6 +21,7 @@ export async function insertWorker(
       id: newId('wkr'),
       org_id: worker.orgId,
       display_name: worker.displayName,
+      display_name_lower: worker.displayName.toLowerCase(),
       email: worker.email ?? null,
       email_lower: worker.email?.toLowerCase() ?? null,
       connection_id: worker.connectionId,
@@ -86,7 +87,7 @@ export async function createWorker(
 export async function linkExternalId(db: Executor, appId: string, externalId: string, worker: WorkerRef): Promise<WorkerRef> {
   const inserted = await db
     .insertInto('worker_external_ids')
-    .values({ app_id: appId, external_id: externalId, worker_id: worker.id, created_at: nowIso() })
+    .values({ app_id: appId, external_id: externalId, external_id_lower: externalId.toLowerCase(), worker_id: worker.id, created_at: nowIso() })
     .onConflict((oc) => oc.columns(['app_id', 'external_id']).doNothing())
     .returning('worker_id')
     .executeTakeFirst();

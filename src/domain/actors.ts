@@ -8,7 +8,7 @@ import {
   workersById,
   type WorkerRef,
 } from '../data/workers';
-import type { Actor } from './judgement';
+import type { Schema } from '../contract/types';
 
 export interface ActorScope {
   orgId: string;
@@ -34,7 +34,7 @@ export class ActorResolver {
   ) {}
 
   /** Loads every worker the actors name, in three queries, so resolving the batch needs no per-event lookups. */
-  async prefetch(actors: Actor[]): Promise<void> {
+  async prefetch(actors: Schema<'Actor'>[]): Promise<void> {
     const ids = actors.flatMap((a) => (a.workerId ? [a.workerId] : []));
     const externalIds = actors.flatMap((a) => (!a.workerId && a.externalId ? [a.externalId] : []));
     const emails = actors.flatMap((a) => (!a.workerId && a.email ? [a.email] : []));
@@ -51,7 +51,7 @@ export class ActorResolver {
   }
 
   /** The actor's worker, created if nothing matches. A workerId must have passed knownWorkerId. */
-  async resolve(actor: Actor): Promise<WorkerRef> {
+  async resolve(actor: Schema<'Actor'>): Promise<WorkerRef> {
     if (actor.workerId) return this.byId.get(actor.workerId) as WorkerRef;
     const email = actor.email?.toLowerCase();
 
@@ -70,7 +70,7 @@ export class ActorResolver {
     return this.link(actor, worker, created);
   }
 
-  private async link(actor: Actor, worker: WorkerRef, createdHere: boolean): Promise<WorkerRef> {
+  private async link(actor: Schema<'Actor'>, worker: WorkerRef, createdHere: boolean): Promise<WorkerRef> {
     if (!actor.externalId) return worker;
     const linked = await linkExternalId(this.db, this.scope.appId, actor.externalId, worker);
     // A concurrent request linked this externalId first: its worker wins and ours goes.

@@ -1,22 +1,22 @@
-import type { components } from '../../generated/openapi';
+import type { Transaction } from 'kysely';
+import type { Schema } from '../contract/types';
 import type { ItemValidator } from '../contract/validators';
 import type { Db } from '../data/db';
-import { insertEvents } from '../data/events';
-import { newIds } from '../data/ids';
-import type { Executor, NewEventRow } from '../data/schema';
+import { storeBatchInOneStatement } from '../data/event-batch';
+import { insertEvents, type TimelineEntry } from '../data/events';
+import { insertOutbox } from '../data/rollups';
+import type { Database, Executor } from '../data/schema';
+import { retryingConflicts } from '../data/transaction';
 import { ingestRules, monthOf, reserveEvents, type IngestRules } from '../data/usage';
 import { ApiError } from '../errors';
+import { metrics } from '../metrics';
 import { ActorResolver } from './actors';
 import type { Principal } from './authenticator';
 import { judgeSchema, normalizeTimestamp, UNREPRESENTABLE_TIMESTAMP, type Rejection } from './judgement';
 
-type IngestEvent = components['schemas']['IngestEvent'];
-type AcceptedEvent = components['schemas']['AcceptedEvent'];
-type RejectedEvent = components['schemas']['RejectedEvent'];
-
 export interface BatchOutcome {
-  accepted: AcceptedEvent[];
-  rejected: RejectedEvent[];
+  accepted: Schema<'AcceptedEvent'>[];
+  rejected: Schema<'RejectedEvent'>[];
 }
 
 export interface BatchContext {
@@ -27,78 +27,147 @@ export interface BatchContext {
 
 interface Candidate {
   index: number;
-  event: IngestEvent;
+  event: Schema<'IngestEvent'>;
   ts: string;
 }
 
+/** A batch judged on everything that needs no transaction, ready for storeBatch. */
+export interface JudgedBatch {
+  ctx: BatchContext;
+  month: string;
+  /** The organization's monthly event quota; null when unlimited. */
+  quota: number | null;
+  /** The events that passed so far, in order. */
+  candidates: Candidate[];
+  rejected: Schema<'RejectedEvent'>[];
+  /** Whether storing tries one statement first: on PostgreSQL, until that statement has declined this batch. */
+  oneStatement: boolean;
+}
+
 /**
- * Judges each event on its own, in order (schema, actor, whitelist,
- * statisticId, workerId, monthly quota), and stores the accepted ones, the
- * workers they need and the quota they use in one transaction, which `finish`
- * ends (it may write the response record there too): either all of it is
- * committed before this resolves, or none of it.
+ * Judges each event on its own, in order, on what needs no transaction:
+ * schema, actor, timestamp, whitelist, statisticId. A month whose quota is
+ * already used up refuses the whole batch.
  */
-export async function ingestEventBatch<R>(
-  db: Db,
-  validate: ItemValidator,
-  items: unknown[],
-  ctx: BatchContext,
-  finish: (trx: Executor, outcome: BatchOutcome) => Promise<R>,
-): Promise<R> {
+export async function judgeBatch(db: Db, validate: ItemValidator, items: unknown[], ctx: BatchContext): Promise<JudgedBatch> {
+  metrics.batchSize.observe(items.length);
   const month = monthOf(ctx.receivedAt);
   const rules = await ingestRules(db.kysely, ctx.principal.appId, month);
   if (rules.quota !== null && rules.used >= rules.quota) {
+    metrics.quotaRefusals.inc();
     throw new ApiError('quota_exceeded', `The organization's monthly event quota of ${rules.quota} is exhausted for ${month}.`);
   }
-
-  const judged: RejectedEvent[] = [];
-  const candidates: Candidate[] = [];
+  const judged: JudgedBatch = { ctx, month, quota: rules.quota, candidates: [], rejected: [], oneStatement: db.dialect === 'postgres' };
   items.forEach((item, index) => {
     const verdict = judgeEvent(validate, item, index, ctx.receivedAt, rules);
-    if ('code' in verdict) judged.push({ index, ...verdict });
-    else candidates.push({ index, ...verdict });
+    if ('code' in verdict) judged.rejected.push({ index, ...verdict });
+    else judged.candidates.push({ index, ...verdict });
   });
-
-  return db.transaction(async (trx) => {
-    const rejected = [...judged];
-    const resolver = new ActorResolver(trx, ctx.principal);
-    await resolver.prefetch(candidates.map((c) => c.event.actor));
-    const resolvable = candidates.filter(({ index, event }) => {
-      const workerId = event.actor.workerId;
-      if (!workerId || resolver.knownWorkerId(workerId)) return true;
-      rejected.push({ index, code: 'worker_not_found', message: `/events/${index}/actor/workerId "${workerId}" is not a worker of this organization` });
-      return false;
-    });
-
-    // The usage counter is one row per organization, locked from its update until commit. With a
-    // quota it must be reserved before deciding which events fit; without one it is only counted,
-    // as the last write, so concurrent batches of the organization hold it for the commit alone.
-    const granted = rules.quota === null ? resolvable.length : await reserveEvents(trx, ctx.principal.orgId, month, resolvable.length, rules.quota);
-    const ids = newIds('evt', granted);
-    const accepted: AcceptedEvent[] = [];
-    const rows: NewEventRow[] = [];
-    for (const [position, { index, event, ts }] of resolvable.entries()) {
-      if (position >= granted) {
-        rejected.push({ index, code: 'quota_exceeded', message: `/events/${index} is beyond what is left of the organization's monthly event quota for ${month}` });
-        continue;
-      }
-      const worker = await resolver.resolve(event.actor);
-      const id = ids[position] as string;
-      rows.push(eventRow(id, event, ts, worker.id, ctx));
-      accepted.push({ eventType: event.eventType, timestamp: ts, id });
-    }
-    await insertEvents(trx, db, rows);
-    const reply = await finish(trx, { accepted, rejected: rejected.sort((a, b) => a.index - b.index) });
-    if (rules.quota === null) await reserveEvents(trx, ctx.principal.orgId, month, rows.length, null);
-    return reply;
-  });
+  return judged;
 }
 
-function judgeEvent(validate: ItemValidator, item: unknown, index: number, receivedAt: Date, rules: IngestRules): Rejection | { event: IngestEvent; ts: string } {
+/**
+ * Inside the request's transaction, judges what needs it (workerId, monthly
+ * quota) and stores the accepted events, the workers they need and the quota
+ * they use. Leaves the batch's events as they were: the transaction may be run again.
+ */
+export async function storeBatch(trx: Transaction<Database>, judged: JudgedBatch): Promise<BatchOutcome> {
+  const { ctx, month, quota, candidates } = judged;
+  // Most batches name workers that exist: one statement judges and stores them.
+  const done = await inOneStatement(trx, judged);
+  if (done) return done;
+
+  const resolver = new ActorResolver(trx, ctx.principal);
+  await resolver.prefetch(candidates.map((c) => c.event.actor));
+  const known = (c: Candidate) => !c.event.actor.workerId || resolver.knownWorkerId(c.event.actor.workerId);
+  const resolvable = candidates.filter(known).length;
+  // The usage counter is one row per organization, locked from its update until commit. With a
+  // quota it must be reserved before deciding which events fit; without one it is only counted,
+  // as the last write of the batch, so concurrent batches of the organization hold it for as little as possible.
+  const granted = quota === null ? resolvable : await reserveEvents(trx, ctx.principal.orgId, month, resolvable, quota);
+  const split = splitBatch(judged, known, granted);
+  const entries: TimelineEntry[] = [];
+  for (const { event, ts } of split.stored) {
+    const worker = await resolver.resolve(event.actor);
+    entries.push({ kind: 'event', workerId: worker.id, ts, event });
+  }
+  const ids = await insertEvents(trx, ctx, entries);
+  // The rollups worker adds the batch once it is committed (src/domain/rollups.ts); ids[0] is the batch's id.
+  if (ids.length > 0)
+    await insertOutbox(trx, { id: ids[0] as string, orgId: ctx.principal.orgId, appId: ctx.principal.appId, eventIds: ids });
+  if (quota === null) await reserveEvents(trx, ctx.principal.orgId, month, split.stored.length, null);
+  return outcomeOf(split, ids);
+}
+
+/**
+ * Stores the batch without a transaction when one statement can (see
+ * storeBatchInOneStatement): that statement commits alone, atomically.
+ * Undefined when nothing was stored: then storeBatch, in a transaction, does it.
+ */
+export async function storeBatchAlone(db: Db, judged: JudgedBatch): Promise<BatchOutcome | undefined> {
+  return retryingConflicts(() => inOneStatement(db.kysely, judged));
+}
+
+async function inOneStatement(db: Executor, judged: JudgedBatch): Promise<BatchOutcome | undefined> {
+  if (!judged.oneStatement || judged.candidates.length === 0) return undefined;
+  const done = await storeBatchInOneStatement(db, judged.ctx, judged.month, judged.quota, judged.candidates);
+  if (!done) {
+    judged.oneStatement = false;
+    return undefined;
+  }
+  const unknown = new Set(done.unknownWorkerIds);
+  return outcomeOf(
+    splitBatch(judged, (c) => !unknown.has(c.index), done.storedIds.length),
+    done.storedIds,
+  );
+}
+
+interface SplitBatch {
+  stored: Candidate[];
+  rejected: Schema<'RejectedEvent'>[];
+}
+
+/** The candidates whose workerId is `known`, the first `granted` of them stored, the others rejected with why. */
+function splitBatch(judged: JudgedBatch, known: (c: Candidate) => boolean, granted: number): SplitBatch {
+  const rejected = [...judged.rejected];
+  const resolvable = judged.candidates.filter((c) => {
+    if (known(c)) return true;
+    rejected.push({
+      index: c.index,
+      code: 'worker_not_found',
+      message: `/events/${c.index}/actor/workerId "${c.event.actor.workerId}" is not a worker of this organization`,
+    });
+    return false;
+  });
+  for (const { index } of resolvable.slice(granted)) {
+    rejected.push({
+      index,
+      code: 'quota_exceeded',
+      message: `/events/${index} is beyond what is left of the organization's monthly event quota for ${judged.month}`,
+    });
+  }
+  return { stored: resolvable.slice(0, granted), rejected: rejected.sort((a, b) => a.index - b.index) };
+}
+
+/** `ids`: those of the stored events, in order. */
+function outcomeOf(split: SplitBatch, ids: string[]): BatchOutcome {
+  return {
+    accepted: split.stored.map(({ event, ts }, i) => ({ eventType: event.eventType, timestamp: ts, id: ids[i] as string })),
+    rejected: split.rejected,
+  };
+}
+
+function judgeEvent(
+  validate: ItemValidator,
+  item: unknown,
+  index: number,
+  receivedAt: Date,
+  rules: IngestRules,
+): Rejection | { event: Schema<'IngestEvent'>; ts: string } {
   const pointer = `/events/${index}`;
   const schemaRejection = judgeSchema(validate, item, pointer);
   if (schemaRejection) return schemaRejection;
-  const event = item as IngestEvent;
+  const event = item as Schema<'IngestEvent'>;
   const ts = normalizeTimestamp(event.timestamp, receivedAt);
   if (!ts) return { code: 'invalid_body', message: `${pointer}/timestamp ${UNREPRESENTABLE_TIMESTAMP}` };
   if (!rules.allowedEventTypes.has(event.eventType)) {
@@ -108,25 +177,4 @@ function judgeEvent(validate: ItemValidator, item: unknown, index: number, recei
     return { code: 'invalid_body', message: `${pointer}/statisticId "${event.statisticId}" is not in the app's statistic manifest` };
   }
   return { event, ts };
-}
-
-function eventRow(id: string, event: IngestEvent, ts: string, workerId: string, ctx: BatchContext): NewEventRow {
-  return {
-    id,
-    org_id: ctx.principal.orgId,
-    app_id: ctx.principal.appId,
-    worker_id: workerId,
-    integration_id: ctx.principal.integrationId,
-    kind: 'event',
-    event_type: event.eventType,
-    category: event.category,
-    ts,
-    duration: event.duration ?? null,
-    pillar: event.pillar ?? null,
-    statistic_id: event.statisticId ?? null,
-    metadata: event.metadata === undefined ? null : JSON.stringify(event.metadata),
-    metrics: null,
-    request_id: ctx.requestId,
-    received_at: ctx.receivedAt.toISOString(),
-  };
 }

@@ -1,3 +1,4 @@
+import { claimLeaseSeconds } from '../contract/constants';
 import type { Db } from '../data/db';
 import {
   completeClaim,
@@ -17,10 +18,14 @@ import { ApiError, type ErrorCode } from '../errors';
  * How long a claim holds without news from its request. A running request
  * renews it; a request whose process died frees its key after at most this long.
  */
-export const CLAIM_LEASE_MS = 15_000;
+const CLAIM_LEASE_MS = claimLeaseSeconds * 1000;
 const PURGE_EVERY_MS = 60_000;
 
-/** Responses a retry must re-execute rather than replay (decisions.md: not 401, 402 plan_disabled, 429, 5xx). */
+/**
+ * Whether a retry gets this answer back. Not when the retry may rightly get
+ * another: a 5xx (nothing was done), 401 and 402 plan_disabled (the key or
+ * plan may be fixed), 409 (the first request may finish) and 429 (the window moves).
+ */
 function isReplayable(status: number, code: ErrorCode | undefined): boolean {
   return status < 500 && status !== 401 && status !== 409 && status !== 429 && code !== 'plan_disabled';
 }
@@ -57,7 +62,10 @@ export class IdempotencyService {
         continue;
       }
       if (record.fingerprint !== fingerprint) {
-        throw new ApiError('idempotency_key_reused', `This Idempotency-Key was already used within the last ${this.ttlSeconds} seconds with a different method, path or body.`);
+        throw new ApiError(
+          'idempotency_key_reused',
+          `This Idempotency-Key was already used within the last ${this.ttlSeconds} seconds with a different method, path or body.`,
+        );
       }
       if (record.state === 'in_progress') throw new ApiError('idempotency_in_progress');
       return { replay: record };
@@ -101,7 +109,10 @@ export class IdempotencyClaim {
   /** Stores the response inside the transaction that commits what it describes. */
   async complete(trx: Executor, response: StoredResponse): Promise<void> {
     if (!(await completeClaim(trx, this.key, this.fingerprint, response, this.at(this.ttlSeconds * 1000)))) {
-      throw new ApiError('idempotency_in_progress', 'This request took too long and another request with the same Idempotency-Key took over.');
+      throw new ApiError(
+        'idempotency_in_progress',
+        'This request took too long and another request with the same Idempotency-Key took over.',
+      );
     }
     this.storedInTransaction = true;
   }

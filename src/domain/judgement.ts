@@ -1,15 +1,12 @@
-import type { components } from '../../generated/openapi';
+import { actorKeys } from '../contract/constants';
 import type { ItemValidator } from '../contract/validators';
 import type { ErrorCode } from '../errors';
 
 export type Rejection = { code: ErrorCode; message: string };
-type Actor = components['schemas']['Actor'];
-
-const ACTOR_KEYS = ['workerId', 'externalId', 'email'] as const;
 
 /**
  * Judges one item against its contract schema. An actor that is absent or has
- * none of workerId, externalId, email is `missing_actor`; any other schema
+ * none of the identifying fields (actorKeys) is `missing_actor`; any other schema
  * failure is `invalid_body`. `pointer` locates the item in the request body.
  */
 export function judgeSchema(validate: ItemValidator, item: unknown, pointer: string): Rejection | undefined {
@@ -19,14 +16,14 @@ export function judgeSchema(validate: ItemValidator, item: unknown, pointer: str
     (issue.path === '' && issue.keyword === 'required' && issue.message.includes('"actor"')) ||
     (issue.path === '/actor' && (issue.keyword === 'anyOf' || issue.keyword === 'minProperties'));
   if (actorMissing && !hasIdentifyingField(item)) {
-    return { code: 'missing_actor', message: `${pointer}/actor must have at least one of ${ACTOR_KEYS.join(', ')}` };
+    return { code: 'missing_actor', message: `${pointer}/actor must have at least one of ${actorKeys.join(', ')}` };
   }
   return { code: 'invalid_body', message: `${pointer}${issue.path} ${issue.message}` };
 }
 
 function hasIdentifyingField(item: unknown): boolean {
   const actor = (item as { actor?: unknown })?.actor;
-  return typeof actor === 'object' && actor !== null && ACTOR_KEYS.some((k) => k in actor);
+  return typeof actor === 'object' && actor !== null && actorKeys.some((k) => k in actor);
 }
 
 // Timestamps are answered and stored as UTC text with a four-digit year (text that sorts in time order);
@@ -46,5 +43,3 @@ export function normalizeTimestamp(value: string | undefined, receivedAt: Date):
   const ms = Date.parse(value);
   return Number.isNaN(ms) || ms < FIRST_INSTANT || ms > LAST_INSTANT ? undefined : new Date(ms).toISOString();
 }
-
-export type { Actor };

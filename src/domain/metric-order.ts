@@ -1,4 +1,5 @@
 import type { MetricEntry } from '../data/snapshots';
+import type { Schema } from '../contract/types';
 
 // JavaScript objects list integer-like keys ("7", "2024") first, whatever order the
 // JSON had; only then is the sent order recovered from the raw body.
@@ -44,4 +45,14 @@ function endOfString(text: string, start: number): number {
   let i = start + 1;
   while (text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
   return i;
+}
+
+/** A stored metric as the console shows it: `{ id, value, unit?, label? }`. */
+export function stripMetric([id, metric]: MetricEntry): Schema<'StripMetric'> {
+  if (typeof metric === 'number' || typeof metric === 'string') return { id, value: metric };
+  const object = metric as Schema<'MetricObject'>;
+  const shown: Schema<'StripMetric'> = { id, value: object.value };
+  if (object.unit !== undefined) shown.unit = object.unit;
+  if (object.label !== undefined) shown.label = object.label;
+  return shown;
 }

@@ -1,18 +1,15 @@
-import type { components } from '../../generated/openapi';
+import type { Transaction } from 'kysely';
+import type { Schema } from '../contract/types';
 import type { ItemValidator } from '../contract/validators';
-import type { Db } from '../data/db';
 import { insertEvents } from '../data/events';
-import { newId } from '../data/ids';
-import { upsertCurrentSnapshot } from '../data/snapshots';
-import type { Executor } from '../data/schema';
+import type { Database } from '../data/schema';
+import { upsertCurrentSnapshot, type MetricEntry } from '../data/snapshots';
 import type { WorkerRef } from '../data/workers';
 import { ApiError } from '../errors';
 import { ActorResolver } from './actors';
 import type { Principal } from './authenticator';
 import { judgeSchema, normalizeTimestamp, UNREPRESENTABLE_TIMESTAMP } from './judgement';
 import { metricsInSentOrder } from './metric-order';
-
-type IngestSnapshot = components['schemas']['IngestSnapshot'];
 
 export interface SnapshotContext {
   principal: Principal;
@@ -22,55 +19,48 @@ export interface SnapshotContext {
   rawBody: Buffer | undefined;
 }
 
-/**
- * Stores the snapshot in history (an event row) and makes it the current one of
- * (worker, app, snapshotType) unless a newer one is current, in one transaction
- * that `finish` ends (it may write the response record there too).
- */
-export async function ingestSnapshot<R>(
-  db: Db,
-  validate: ItemValidator,
-  body: unknown,
-  ctx: SnapshotContext,
-  finish: (trx: Executor, stored: { snapshotType: string; worker: WorkerRef }) => Promise<R>,
-): Promise<R> {
+/** A snapshot that passed every check that needs no transaction, ready for storeSnapshot. */
+export interface JudgedSnapshot {
+  ctx: SnapshotContext;
+  snapshot: Schema<'IngestSnapshot'>;
+  ts: string;
+  metrics: MetricEntry[];
+}
+
+/** Judges the snapshot against its schema and its timestamp; throws the contract's error for the first issue. */
+export function judgeSnapshot(validate: ItemValidator, body: unknown, ctx: SnapshotContext): JudgedSnapshot {
   const rejection = judgeSchema(validate, body, '');
   if (rejection) throw new ApiError(rejection.code, rejection.message);
-  const snapshot = body as IngestSnapshot;
+  const snapshot = body as Schema<'IngestSnapshot'>;
   const ts = normalizeTimestamp(snapshot.timestamp, ctx.receivedAt);
   if (!ts) throw new ApiError('invalid_body', `/timestamp ${UNREPRESENTABLE_TIMESTAMP}`);
-  const metrics = metricsInSentOrder(snapshot.metrics, ctx.rawBody);
+  return { ctx, snapshot, ts, metrics: metricsInSentOrder(snapshot.metrics, ctx.rawBody) };
+}
 
-  return db.transaction(async (trx) => {
-    const resolver = new ActorResolver(trx, ctx.principal);
-    await resolver.prefetch([snapshot.actor]);
-    const { workerId } = snapshot.actor;
-    if (workerId && !resolver.knownWorkerId(workerId)) {
-      throw new ApiError('worker_not_found', `/actor/workerId "${workerId}" is not a worker of this organization`);
-    }
-    const resolved = await resolver.resolve(snapshot.actor);
-    const eventId = newId('evt');
-    await insertEvents(trx, db, [
-      {
-        id: eventId,
-        org_id: ctx.principal.orgId,
-        app_id: ctx.principal.appId,
-        worker_id: resolved.id,
-        integration_id: ctx.principal.integrationId,
-        kind: 'snapshot',
-        event_type: snapshot.snapshotType,
-        category: null,
-        ts,
-        duration: null,
-        pillar: null,
-        statistic_id: null,
-        metadata: snapshot.metadata === undefined ? null : JSON.stringify(snapshot.metadata),
-        metrics: JSON.stringify(metrics),
-        request_id: ctx.requestId,
-        received_at: ctx.receivedAt.toISOString(),
-      },
-    ]);
-    await upsertCurrentSnapshot(trx, { ...ctx.principal, workerId: resolved.id, snapshotType: snapshot.snapshotType, ts, metrics, eventId });
-    return finish(trx, { snapshotType: snapshot.snapshotType, worker: resolved });
+/**
+ * Inside the request's transaction, stores the snapshot in history (on the
+ * timeline) and makes it the current one of (worker, app, snapshotType)
+ * unless a newer one is current.
+ */
+export async function storeSnapshot(
+  trx: Transaction<Database>,
+  { ctx, snapshot, ts, metrics }: JudgedSnapshot,
+): Promise<{ snapshotType: string; worker: WorkerRef }> {
+  const resolver = new ActorResolver(trx, ctx.principal);
+  await resolver.prefetch([snapshot.actor]);
+  const { workerId } = snapshot.actor;
+  if (workerId && !resolver.knownWorkerId(workerId)) {
+    throw new ApiError('worker_not_found', `/actor/workerId "${workerId}" is not a worker of this organization`);
+  }
+  const worker = await resolver.resolve(snapshot.actor);
+  const [eventId] = await insertEvents(trx, ctx, [{ kind: 'snapshot', workerId: worker.id, ts, snapshot, metrics }]);
+  await upsertCurrentSnapshot(trx, {
+    ...ctx.principal,
+    workerId: worker.id,
+    snapshotType: snapshot.snapshotType,
+    ts,
+    metrics,
+    eventId: eventId as string,
   });
+  return { snapshotType: snapshot.snapshotType, worker };
 }

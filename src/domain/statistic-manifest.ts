@@ -1,12 +1,12 @@
-import type { components } from '../../generated/openapi';
+import type { Schema } from '../contract/types';
 import type { ContractValidators, ItemValidator, SchemaIssue } from '../contract/validators';
 import { allowedEventTypesOf, findApp } from '../data/admin';
 import type { Db } from '../data/db';
 import { manifestOf, replaceManifest } from '../data/statistics';
 import { ApiError } from '../errors';
-
-type StatisticDefinition = components['schemas']['StatisticDefinition'];
-type StoredStatisticDefinition = components['schemas']['StoredStatisticDefinition'];
+import { recordChange, type Actor } from './audit';
+import { timeZoneOf } from '../data/organizations';
+import { startRecompute } from './rollups';
 
 /**
  * An app's statistic manifest. The schema rules are the contract's (StatisticList,
@@ -25,25 +25,44 @@ export class StatisticManifests {
     this.checkBody = validators.item('StatisticsPutRequest');
   }
 
-  read(appId: string): Promise<StoredStatisticDefinition[]> {
+  read(appId: string): Promise<Schema<'StoredStatisticDefinition'>[]> {
     return manifestOf(this.db.kysely, appId);
   }
 
-  /** Replaces the whole manifest, or throws invalid_body and leaves the previous one untouched. */
-  async replace(app: { id: string; slug: string }, body: unknown): Promise<StoredStatisticDefinition[]> {
+  /**
+   * Replaces the whole manifest, or throws invalid_body and leaves the previous one untouched.
+   * Every replacement, through the app's key or the console, goes through here.
+   */
+  async replace(
+    app: { id: string; slug: string; orgId: string },
+    body: unknown,
+    actor: Actor,
+  ): Promise<Schema<'StoredStatisticDefinition'>[]> {
     const definitions = this.definitionsOf(body);
     return this.db.transaction(async (trx) => {
       // Read inside the transaction: the whitelist in force is the one at the time of this PUT.
       const record = await findApp(trx, app.id);
       checkRules(definitions, `${app.slug}.`, record ? allowedEventTypesOf(record) : []);
       const stored = definitions.map((definition) => this.validators.withDefaults('StatisticDefinition', definition));
+      // Past events count under the new manifest: recomputed from the stored events.
+      await startRecompute(trx, app.orgId, (await timeZoneOf(trx, app.orgId)) ?? 'UTC');
       await replaceManifest(trx, app.id, stored);
+      await recordChange(
+        trx,
+        actor,
+        app.orgId,
+        'app.manifest_replaced',
+        { type: 'app', id: app.id },
+        {
+          statisticIds: stored.map((definition) => definition.id),
+        },
+      );
       return stored;
     });
   }
 
   /** The definitions of either body form, once they satisfy the contract's schemas. */
-  private definitionsOf(body: unknown): StatisticDefinition[] {
+  private definitionsOf(body: unknown): Schema<'StatisticDefinition'>[] {
     const list: unknown = Array.isArray(body) ? body : isObject(body) ? body.statistics : undefined;
     // The list is judged before the body: the oneOf of the two body forms would bury
     // which definition broke which rule.
@@ -51,11 +70,11 @@ export class StatisticManifests {
     if (listIssue) throw invalid(locate(listIssue, list as unknown[]));
     const bodyIssue = this.checkBody(body);
     if (bodyIssue) throw invalid(`the body ${bodyIssue.message}`);
-    return list as StatisticDefinition[];
+    return list as Schema<'StatisticDefinition'>[];
   }
 }
 
-function checkRules(definitions: StatisticDefinition[], prefix: string, allowedEventTypes: string[]): void {
+function checkRules(definitions: Schema<'StatisticDefinition'>[], prefix: string, allowedEventTypes: string[]): void {
   const firstIndexOf = new Map<string, number>();
   definitions.forEach((definition, index) => {
     const where = nameOf(index, definition);

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { redactKeys } from '../domain/api-keys';
@@ -16,7 +16,14 @@ export function accessLog(logger: Logger): RequestHandler {
     genReqId: (req) => (req as unknown as { requestId: string }).requestId,
     customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
     serializers: {
-      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: redactKeys(req.url.split('?')[0] as string) }),
+      // The client as TRUST_PROXY says: the proxy's X-Forwarded-For and X-Forwarded-Proto, or the socket's peer.
+      req: (req: { id: string; method: string; url: string; raw: Request }) => ({
+        id: req.id,
+        method: req.method,
+        path: redactKeys(req.url.split('?')[0] as string),
+        ip: req.raw.ip,
+        protocol: req.raw.protocol,
+      }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },
   });

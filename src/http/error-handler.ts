@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable } from '../data/db';
-import { ApiError, errorTable, type ErrorCode } from '../errors';
+import { ApiError, type ErrorCode } from '../errors';
 import { errorDetailFor, sendReply } from './respond';
 
 interface ValidatorIssue {
@@ -35,14 +35,37 @@ export function errorHandler(logger: Logger) {
 
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
-  if (isDatabaseUnavailable(err)) return new ApiError('service_unavailable', 'The database is unreachable; nothing was changed. Retry later.', { 'Retry-After': '1' });
+  if (isDatabaseUnavailable(err))
+    return new ApiError('service_unavailable', 'The database is unreachable; nothing was changed. Retry later.', { 'Retry-After': '1' });
   const e = err as { status?: number; errors?: ValidatorIssue[] };
-  const byStatus: Record<number, ErrorCode> = { 400: 'invalid_body', 404: 'not_found', 405: 'method_not_allowed', 413: 'batch_too_large', 415: 'unsupported_media_type' };
+  const byStatus: Record<number, ErrorCode> = {
+    400: 'invalid_body',
+    404: 'not_found',
+    405: 'method_not_allowed',
+    413: 'batch_too_large',
+    415: 'unsupported_media_type',
+  };
   const code = e?.status ? byStatus[e.status] : undefined;
   if (!code) return new ApiError('internal_error');
+  const parameterIssues = e.errors?.filter((i) => PARAMETER.test(i.path ?? '')) ?? [];
+  if (code === 'invalid_body' && parameterIssues.length) {
+    return new ApiError('invalid_query', parameterIssues.slice(0, 3).map(describeParameterIssue).join('; '));
+  }
   if (code === 'invalid_body' && e.errors?.length) {
     const issues = e.errors.slice(0, 3).map((i) => `${(i.path ?? '').replace(/^\/body/, '')} ${i.message ?? ''}`.trim());
     return new ApiError(code, issues.join('; '));
   }
-  return new ApiError(code, errorTable[code].message);
+  return new ApiError(code);
+}
+
+/** Where express-openapi-validator reports a query or path parameter: `/query/<name>` or `/params/<name>`. */
+const PARAMETER = /^\/(query|params)\/([^/]+)/;
+
+/** The issue with the parameter named, e.g. `query parameter limit must be <= 200`. */
+function describeParameterIssue(issue: ValidatorIssue): string {
+  const [, where, name] = PARAMETER.exec(issue.path ?? '') as RegExpExecArray;
+  const message = issue.message ?? 'is not valid';
+  return message.includes(`'${name}'`) || message.includes(`"${name}"`)
+    ? message
+    : `${where === 'query' ? 'query' : 'path'} parameter ${name} ${message}`;
 }

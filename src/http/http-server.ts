@@ -1,12 +1,16 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
+import { maxHeaderBytes } from '../contract/constants';
 import { sourceDocument } from '../contract/document-source';
 import { newId } from '../data/ids';
 import { errorDetail, statusOf, type ErrorCode } from '../errors';
 import { lingeringClose } from './lingering-close';
+import { baseUrlOf } from './request-context';
 
 // Idle keep-alive connections close after this long (Node's default): long enough for a client's next call,
 // short enough that parked connections do not pile up.
@@ -14,23 +18,23 @@ const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 // How often Node enforces the header and request timeouts; at its default of 30 s they could overrun by that much.
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
-type ServerConfig = Pick<Config, 'requestTimeoutSeconds' | 'headersTimeoutSeconds'>;
+type ServerConfig = Pick<Config, 'requestTimeoutSeconds' | 'headersTimeoutSeconds'> & Partial<Pick<Config, 'tls'>>;
 
 /**
  * The app's HTTP server. A client that trickles its headers or body, or opens
  * a connection and sends nothing, is cut off by the timeouts; what Node
- * refuses before the app sees a request (a timeout, headers over 16 KB,
- * bytes that are not HTTP) is answered in the contract's error shape.
+ * refuses before the app sees a request (a timeout, headers over maxHeaderBytes,
+ * bytes that are not HTTP) is answered in the contract's error shape. With
+ * `tls` configured it is an HTTPS server (see reloadCertificate).
  */
-export function createHttpServer(app: Express, config: ServerConfig, logger: Logger): http.Server {
-  const server = http.createServer(
-    {
-      requestTimeout: config.requestTimeoutSeconds * 1000,
-      headersTimeout: config.headersTimeoutSeconds * 1000,
-      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
-    },
-    app,
-  );
+export function createHttpServer(app: Express, config: ServerConfig, logger: Logger): http.Server | https.Server {
+  const options: http.ServerOptions = {
+    requestTimeout: config.requestTimeoutSeconds * 1000,
+    headersTimeout: config.headersTimeoutSeconds * 1000,
+    maxHeaderSize: maxHeaderBytes,
+    connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+  };
+  const server = config.tls ? https.createServer({ ...options, ...readCertificate(config.tls) }, app) : http.createServer(options, app);
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   const answered = new WeakSet<Socket>();
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
@@ -44,7 +48,9 @@ export function createHttpServer(app: Express, config: ServerConfig, logger: Log
     const { code, message } = refusalOf(err, config);
     const requestId = newId('req');
     logger.info({ requestId, reason: err.code, status: statusOf(code) }, 'refused before the app');
-    socket.write(rawErrorResponse(code, message, requestId, baseUrlOf(socket)));
+    socket.write(
+      rawErrorResponse(code, message, requestId, baseUrlOf(socket, { protocol: config.tls ? 'https' : 'http', host: undefined })),
+    );
     lingeringClose(socket);
   });
   return server;
@@ -58,7 +64,7 @@ function refusalOf(err: NodeJS.ErrnoException, config: ServerConfig): { code: Er
         message: `The request was not received in time: headers within ${config.headersTimeoutSeconds} s, the whole request within ${config.requestTimeoutSeconds} s.`,
       };
     case 'HPE_HEADER_OVERFLOW':
-      return { code: 'headers_too_large', message: 'The request line and headers are larger than 16 KB.' };
+      return { code: 'headers_too_large', message: `The request line and headers are larger than ${maxHeaderBytes / 1024} KB.` };
     default:
       return { code: 'invalid_body', message: 'The request is not valid HTTP/1.1.' };
   }
@@ -86,8 +92,15 @@ function rawErrorResponse(code: ErrorCode, message: string, requestId: string, b
   ].join('\r\n');
 }
 
-/** The address the client reached, for docsUrl. */
-function baseUrlOf(socket: Socket): string {
-  const host = socket.localAddress?.includes(':') ? `[${socket.localAddress}]` : socket.localAddress;
-  return `http://${host ?? 'localhost'}:${socket.localPort ?? ''}`;
+function readCertificate(tls: NonNullable<Config['tls']>): { cert: Buffer; key: Buffer } {
+  return { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) };
+}
+
+/**
+ * Reads TLS_CERT_FILE and TLS_KEY_FILE again (SIGHUP, after a renewal): new
+ * connections get the new certificate, open ones keep theirs. A pair that
+ * cannot be read or does not match throws, and the current one stays.
+ */
+export function reloadCertificate(server: https.Server, tls: NonNullable<Config['tls']>): void {
+  server.setSecureContext(readCertificate(tls));
 }

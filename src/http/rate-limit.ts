@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { windowNames, type RateLimitDecision, type RateLimiter, type WindowName } from '../domain/rate-limit/rate-limiter';
 import { RateLimitStoreUnavailable } from '../domain/rate-limit/store';
 import { ApiError } from '../errors';
+import { metrics } from '../metrics';
 
 const described: Record<WindowName, string> = { key: 'this key', org: 'its organization (all its keys together)' };
 
@@ -15,14 +16,19 @@ export function rateLimit(limiter: RateLimiter) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const decision = await limiter.check(req.principal.keyId, req.principal.orgId).catch((err: unknown) => {
       if (!(err instanceof RateLimitStoreUnavailable)) throw err;
-      const unavailable = new ApiError('service_unavailable', 'The rate-limit store is unreachable; nothing was changed. Retry after Retry-After seconds.', {
-        'Retry-After': '1',
-      });
+      const unavailable = new ApiError(
+        'service_unavailable',
+        'The rate-limit store is unreachable; nothing was changed. Retry after Retry-After seconds.',
+        {
+          'Retry-After': '1',
+        },
+      );
       throw Object.assign(unavailable, { cause: err }); // the reason reaches the error log, not the client
     });
     res.set(rateLimitHeaders(decision, limiter.windowSeconds));
     if (decision.refusal) {
       const { exceeded, retryAfterSeconds } = decision.refusal;
+      for (const window of exceeded) metrics.rateLimited.inc({ window });
       const which = exceeded.map((name) => `${decision.windows[name].limit} requests per second for ${described[name]}`);
       throw new ApiError('rate_limited', `Rate limit of ${which.join(' and of ')} exceeded; retry after ${retryAfterSeconds} s.`, {
         'Retry-After': String(retryAfterSeconds),

@@ -1,20 +1,36 @@
-import type { NextFunction, Request, Response, Router } from 'express';
+import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import { Router as createRouter } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { middlewareDocument } from '../contract/document';
-import { ingestEvents } from '../handlers/events';
-import { ping } from '../handlers/ping';
-import { ingestSnapshots } from '../handlers/snapshots';
-import { enforceBatchLimit } from '../http/batch-limit';
-import { statisticsHandlers } from '../handlers/statistics';
+import { exportTimeline, listTimeline, listTimelineWorkers } from '../handlers/console/timeline';
+import { getWorker, listWorkers, listWorkerSnapshots } from '../handlers/console/workers';
+import { getDailyStatistics, getSummaryReport, listRollupStatistics } from '../handlers/console/statistics';
+import { ingestEvents } from '../handlers/ingest/ingest-events';
+import { ingestSnapshot } from '../handlers/ingest/ingest-snapshot';
+import { ping } from '../handlers/ingest/ping';
+import { acceptInvite, createSession, deleteSession, getInvite, getMe } from '../handlers/console/session';
+import { getStatistics, putStatistics } from '../handlers/ingest/statistics';
+import { createApp, getApp, getAppStatistics, listApps, putAllowedEventTypes, putAppStatistics } from '../handlers/console/apps';
+import { issueKey, listKeys, revokeKey } from '../handlers/console/keys';
+import { inviteMember, listMembers, removeMember, updateMember } from '../handlers/console/members';
+import { getOrganization, listAuditLog, updateOrganization } from '../handlers/console/organization';
 import { authenticate } from '../http/authenticate';
+import { consoleSession } from '../http/console-session';
+import { enforceBatchLimit } from '../http/batch-limit';
 import { ingestCors } from '../http/cors';
 import { idempotency } from '../http/idempotency';
 import { jsonBody } from '../http/json-body';
+import { mountOperations, type Handlers } from '../http/operation';
 import { rateLimit } from '../http/rate-limit';
+import { requireTls } from '../http/require-tls';
 import type { Services } from '../services';
+import { ApiError } from '../errors';
 
-/** Everything under /api/v1, in the order of checks the contract documents. */
+/**
+ * Everything under /api/v1, in the order of checks the contract documents.
+ * The console (/api/v1/console) has its own front door, the session cookie
+ * and CSRF check, instead of the ingest endpoints' key, rate limits and CORS.
+ */
 export function apiRoutes(services: Services): Router {
   const doc = services.contract;
   const router = createRouter();
@@ -24,27 +40,82 @@ export function apiRoutes(services: Services): Router {
     res.setHeader('X-API-Version', apiVersion);
     next();
   });
+  if (services.config.requireTls) router.use('/api', requireTls);
   router.use('/api/v1/ingest', ingestCors);
-  router.use('/api/v1', authenticate(services.authenticator));
-  router.use('/api/v1', rateLimit(services.rateLimiter));
+  router.use('/api/v1/console', consoleSession(services.sessions, doc));
+  router.use('/api/v1', exceptConsole(authenticate(services.authenticator)));
+  router.use('/api/v1', exceptConsole(rateLimit(services.rateLimiter)));
   router.use('/api/v1', jsonBody);
   router.post(['/api/v1/ingest/events', '/api/v1/ingest/snapshots'], idempotency(services.idempotency));
   router.use('/api/v1/ingest/events', enforceBatchLimit(services.config.ingestBatchLimit));
   router.use(
     OpenApiValidator.middleware({
-      apiSpec: middlewareDocument(doc) as never,
+      apiSpec: middlewareDocument(doc),
       validateRequests: { allowUnknownQueryParameters: false },
       validateResponses: false,
       validateSecurity: false,
       ajvFormats: { mode: 'full' },
     }),
   );
-
-  const statistics = statisticsHandlers(services);
-  router.get('/api/v1/ingest/ping', ping);
-  router.post('/api/v1/ingest/events', ingestEvents(services));
-  router.post('/api/v1/ingest/snapshots', ingestSnapshots(services));
-  router.get('/api/v1/apps/statistics', statistics.getStatistics);
-  router.put('/api/v1/apps/statistics', statistics.putStatistics);
+  router.use('/api/v1', refuseNonFiniteQuery);
+  mountOperations(router, doc, handlers(services));
   return router;
+}
+
+/** The handler of every operation in the contract, by operationId. */
+function handlers(services: Services): Handlers {
+  return {
+    ping: ping(),
+    ingestEvents: ingestEvents(services),
+    ingestSnapshot: ingestSnapshot(services),
+    getStatistics: getStatistics(services),
+    putStatistics: putStatistics(services),
+    createSession: createSession(services),
+    getMe: getMe(services),
+    deleteSession: deleteSession(services),
+    getInvite: getInvite(services),
+    acceptInvite: acceptInvite(services),
+    listApps: listApps(services),
+    createApp: createApp(services),
+    getApp: getApp(services),
+    putAllowedEventTypes: putAllowedEventTypes(services),
+    getAppStatistics: getAppStatistics(services),
+    putAppStatistics: putAppStatistics(services),
+    listKeys: listKeys(services),
+    issueKey: issueKey(services),
+    revokeKey: revokeKey(services),
+    listMembers: listMembers(services),
+    inviteMember: inviteMember(services),
+    updateMember: updateMember(services),
+    removeMember: removeMember(services),
+    getOrganization: getOrganization(services),
+    updateOrganization: updateOrganization(services),
+    listAuditLog: listAuditLog(services),
+    listTimeline: listTimeline(services),
+    listTimelineWorkers: listTimelineWorkers(services),
+    exportTimeline: exportTimeline(services),
+    listWorkers: listWorkers(services),
+    getWorker: getWorker(services),
+    listWorkerSnapshots: listWorkerSnapshots(services),
+    listRollupStatistics: listRollupStatistics(services),
+    getDailyStatistics: getDailyStatistics(services),
+    getSummaryReport: getSummaryReport(services),
+  };
+}
+
+/**
+ * The middleware's Ajv coerces a numeric query literal beyond a double (limit=1e400) to
+ * Infinity and lets it through its range checks: refused here as they would have been.
+ */
+function refuseNonFiniteQuery(req: Request, _res: Response, next: NextFunction): void {
+  for (const [name, value] of Object.entries(req.query)) {
+    if (typeof value === 'number' && !Number.isFinite(value))
+      throw new ApiError('invalid_query', `query parameter ${name} must be a finite number`);
+  }
+  next();
+}
+
+/** A middleware of the ingest endpoints, mounted at /api/v1, that console requests pass by. */
+function exceptConsole(handler: RequestHandler): RequestHandler {
+  return (req, res, next) => (/^\/console(\/|$)/.test(req.path) ? next() : handler(req, res, next));
 }

@@ -8,12 +8,12 @@ export interface CallOptions {
   body?: unknown;
 }
 
-/** supertest with the contract check applied to every response. */
-export function client(app: Express) {
+/** supertest with the contract check applied to every response; `defaultHeaders` go with every request (a call's own win). */
+export function client(app: Express, defaultHeaders: Record<string, string> = {}) {
   const call = async (method: 'get' | 'post' | 'put' | 'delete' | 'patch', path: string, options: CallOptions = {}): Promise<Response> => {
     let test = request(app)[method](path);
     if (options.key) test = test.set('Authorization', `Bearer ${options.key}`);
-    for (const [name, value] of Object.entries(options.headers ?? {})) test = test.set(name, value);
+    for (const [name, value] of Object.entries({ ...defaultHeaders, ...options.headers })) test = test.set(name, value);
     if (options.body !== undefined) test = test.send(options.body as object);
     const res = await test;
     assertContract(res);

@@ -1,11 +1,9 @@
-import type { components } from '../../generated/openapi';
-
-type IngestEvent = components['schemas']['IngestEvent'];
+import type { Schema } from '../../src/contract/types';
 
 let counter = 0;
 
 /** A valid event (whitelisted by the default tenant) with overrides. */
-export function event(overrides: Record<string, unknown> = {}): IngestEvent {
+export function event(overrides: Record<string, unknown> = {}): Schema<'IngestEvent'> {
   counter += 1;
   return {
     eventType: 'ticket.resolved',
@@ -13,7 +11,7 @@ export function event(overrides: Record<string, unknown> = {}): IngestEvent {
     actor: { externalId: `user-${counter}` },
     timestamp: '2026-11-20T14:03:11+01:00',
     ...overrides,
-  } as IngestEvent;
+  } as Schema<'IngestEvent'>;
 }
 
 /** A JSON value whose serialization is exactly `bytes` bytes long. */

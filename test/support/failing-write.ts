@@ -7,7 +7,8 @@ class FailingUpdate implements KyselyPlugin {
   constructor(private readonly table: string) {}
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     const node = args.node as { kind: string; table?: { table: { identifier: { name: string } } } };
-    if (node.kind === 'UpdateQueryNode' && node.table?.table.identifier.name === this.table) throw new Error(`injected failure updating ${this.table}`);
+    if (node.kind === 'UpdateQueryNode' && node.table?.table.identifier.name === this.table)
+      throw new Error(`injected failure updating ${this.table}`);
     return args.node;
   }
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {

@@ -4,8 +4,7 @@ import { createApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config';
 import type { Db } from '../../src/data/db';
 import * as administration from '../../src/domain/administration';
-import type { RateLimitStore } from '../../src/domain/rate-limit/store';
-import { createServices, type Services } from '../../src/services';
+import { createServices, type ServiceOptions, type Services } from '../../src/services';
 import { sharedDatabase } from './database';
 
 export const silentLogger = pino({ level: 'silent' });
@@ -49,6 +48,14 @@ export async function createTenant(
   return { orgId: org.id, ownerEmail, appId: app.id, slug, keyId: key.id, key: key.key };
 }
 
+/** A key of the app that expired a second ago (a past expiry cannot be issued). */
+export async function issueExpiredKey(db: Db, appId: string) {
+  const key = await administration.issueKey(db, appId, new Date(Date.now() + 60_000).toISOString());
+  const expiresAt = new Date(Date.now() - 1000).toISOString();
+  await db.kysely.updateTable('api_keys').set({ expires_at: expiresAt }).where('id', '=', key.id).execute();
+  return { ...key, expiresAt };
+}
+
 const openServices: Services[] = [];
 
 /**
@@ -58,7 +65,7 @@ const openServices: Services[] = [];
 export async function setup(
   env: Record<string, string> = {},
   tenant: Parameters<typeof createTenant>[1] = {},
-  options: { rateLimitStore?: RateLimitStore } = {},
+  options: Omit<ServiceOptions, 'logger'> = {},
 ) {
   const shared = await sharedDatabase();
   const config = testConfig(shared, env);

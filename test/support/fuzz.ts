@@ -34,7 +34,7 @@ export const fuzzParameters: fc.Parameters<unknown> = {
 };
 
 export interface FuzzRequest {
-  method: 'GET' | 'POST' | 'PUT';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH';
   path: string;
   authorization?: string;
   body?: Buffer;
@@ -125,14 +125,23 @@ export function sameJson(a: unknown, b: unknown): boolean {
 
 /** Stored JSON text holds the value sent: nothing lost or changed on the way (a non-finite number would come back as null). */
 export function assertStoredAsSent(stored: string | null, sent: unknown, what: string): void {
-  const faithful = (value: unknown) => JSON.stringify(value, (_key, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? `non-finite number ${v}` : v));
-  assert.equal(stored === null ? undefined : faithful(JSON.parse(stored)), sent === undefined ? undefined : faithful(sent), `${what} is stored as sent`);
+  const faithful = (value: unknown) =>
+    JSON.stringify(value, (_key, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? `non-finite number ${v}` : v));
+  assert.equal(
+    stored === null ? undefined : faithful(JSON.parse(stored)),
+    sent === undefined ? undefined : faithful(sent),
+    `${what} is stored as sent`,
+  );
 }
 
 /** Header values as a client can send them: visible Latin-1, with the lengths a schema's bounds name. */
 export function headerValues(bounds: { minLength?: number; maxLength?: number }): fc.Arbitrary<string> {
-  const unit = fc.oneof(fc.integer({ min: 0x21, max: 0x7e }), fc.integer({ min: 0xa0, max: 0xff })).map((code) => String.fromCharCode(code));
-  const lengths = [bounds.minLength ?? 0, bounds.maxLength, (bounds.maxLength ?? 0) + 1, (bounds.minLength ?? 1) - 1].filter((n): n is number => n !== undefined && n >= 0);
+  const unit = fc
+    .oneof(fc.integer({ min: 0x21, max: 0x7e }), fc.integer({ min: 0xa0, max: 0xff }))
+    .map((code) => String.fromCharCode(code));
+  const lengths = [bounds.minLength ?? 0, bounds.maxLength, (bounds.maxLength ?? 0) + 1, (bounds.minLength ?? 1) - 1].filter(
+    (n): n is number => n !== undefined && n >= 0,
+  );
   return fc.oneof(
     fc.string({ unit, minLength: 1, maxLength: 40 }),
     fc.constantFrom(...lengths).map((n) => 'k'.repeat(n)),

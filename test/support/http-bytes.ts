@@ -55,7 +55,12 @@ export function sendBytes(port: number, request: BytesRequest, agent?: http.Agen
  * resolves with every byte that came back once the server closed it, and how
  * much of the chunks had gone out by then.
  */
-export function rawExchange(port: number, head: string | Buffer, chunks: Buffer[] = [], pauseMs = 0): Promise<{ response: string; sentBytes: number }> {
+export function rawExchange(
+  port: number,
+  head: string | Buffer,
+  chunks: Buffer[] = [],
+  pauseMs = 0,
+): Promise<{ response: string; sentBytes: number }> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     let response = '';
@@ -83,6 +88,8 @@ export function rawExchange(port: number, head: string | Buffer, chunks: Buffer[
 export function parseRawResponse(text: string): { status: number; headers: Record<string, string>; body: Record<string, unknown> } {
   const [head = '', body = ''] = text.split('\r\n\r\n', 2);
   const [statusLine = '', ...lines] = head.split('\r\n');
-  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  const headers = Object.fromEntries(
+    lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
   return { status: Number(statusLine.split(' ')[1]), headers, body: body ? JSON.parse(body) : undefined };
 }

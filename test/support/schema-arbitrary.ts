@@ -16,7 +16,23 @@ export interface ArbitraryOptions {
 }
 
 /** Characters a string is made of: mostly printable ASCII, often the ones that break things, sometimes any code point. */
-export const hostileCharacters = ['\u0000', '\ud800', '\udfff', '😀', '\u202e', '\u200f', 'م', '\u200b', '\ufeff', '\u0301', '\uffff', '"', '\\', '\n', '\u2028'];
+export const hostileCharacters = [
+  '\u0000',
+  '\ud800',
+  '\udfff',
+  '😀',
+  '\u202e',
+  '\u200f',
+  'م',
+  '\u200b',
+  '\ufeff',
+  '\u0301',
+  '\uffff',
+  '"',
+  '\\',
+  '\n',
+  '\u2028',
+];
 const textUnit = fc.oneof(
   { weight: 6, arbitrary: fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code)) },
   { weight: 2, arbitrary: fc.constantFrom(...hostileCharacters) },
@@ -64,7 +80,9 @@ export const dateTime: fc.Arbitrary<string> = fc
     fc.option(fc.stringMatching(/^\.\d{1,9}$/), { nil: '' }),
     fc.oneof(
       fc.constantFrom('Z', 'z'),
-      fc.tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 })).map(([sign, h, m]) => `${sign}${pad(h)}:${pad(m)}`),
+      fc
+        .tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }))
+        .map(([sign, h, m]) => `${sign}${pad(h)}:${pad(m)}`),
     ),
   )
   .map(([date, separator, [h, m, s], fraction, offset]) => `${date}${separator}${pad(h)}:${pad(m)}:${pad(s)}${fraction}${offset}`)
@@ -88,7 +106,9 @@ export class SchemaArbitraries {
   }
 
   valid(schema: Schema, path: Path = []): fc.Arbitrary<unknown> {
-    const override = this.overrides.find(([pattern]) => pattern.length === path.length && pattern.every((p, i) => p === '*' || p === path[i]));
+    const override = this.overrides.find(
+      ([pattern]) => pattern.length === path.length && pattern.every((p, i) => p === '*' || p === path[i]),
+    );
     if (override) return override[1];
     const node = this.model.effective(schema);
     if (node.if) {
@@ -144,7 +164,10 @@ export class SchemaArbitraries {
       return text.filter((s) => matches(s) && fitsLength(s));
     }
     // Hostile text where the pattern admits it, otherwise a string built from the pattern (no filter that may never pass).
-    return fc.tuple(text, built).map(([t, matching]) => (matches(t) ? t : matching)).filter(fitsLength);
+    return fc
+      .tuple(text, built)
+      .map(([t, matching]) => (matches(t) ? t : matching))
+      .filter(fitsLength);
   }
 
   private array(node: Schema, path: Path): fc.Arbitrary<unknown[]> {
@@ -162,15 +185,25 @@ export class SchemaArbitraries {
       const model = Object.fromEntries(properties.map(([key, schema]) => [key, this.valid(schema, [...path, key])]));
       arbitrary = fc.record(model, { requiredKeys: (node.required ?? []).filter((key: string) => key in model) });
     } else if (typeof node.additionalProperties === 'object') {
-      const keys = node.propertyNames ? this.string({ type: 'string', ...node.propertyNames }) : fc.string({ unit: textUnit, maxLength: 20 });
+      const keys = node.propertyNames
+        ? this.string({ type: 'string', ...node.propertyNames })
+        : fc.string({ unit: textUnit, maxLength: 20 });
       arbitrary = fc.dictionary(keys, this.valid(node.additionalProperties, [...path, '*']), { minKeys, maxKeys, noNullPrototype: true });
     } else {
-      arbitrary = fc.dictionary(fc.string({ unit: textUnit, maxLength: 20 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys, noNullPrototype: true });
+      arbitrary = fc.dictionary(fc.string({ unit: textUnit, maxLength: 20 }), fc.jsonValue({ maxDepth: 2 }), {
+        maxKeys,
+        noNullPrototype: true,
+      });
     }
     const maxBytes = node['x-max-serialized-bytes'] as number | undefined;
     return arbitrary.filter((value) => {
       const count = Object.keys(value).length;
-      return isPlainObject(value) && count >= minKeys && count <= (node.maxProperties ?? Infinity) && (!maxBytes || Buffer.byteLength(JSON.stringify(value)) <= maxBytes);
+      return (
+        isPlainObject(value) &&
+        count >= minKeys &&
+        count <= (node.maxProperties ?? Infinity) &&
+        (!maxBytes || Buffer.byteLength(JSON.stringify(value)) <= maxBytes)
+      );
     });
   }
 }

@@ -78,7 +78,8 @@ export function merge(a: Schema, b: Schema): Schema {
     else if (key === 'enum') out.enum = (mine as unknown[]).filter((v) => (value as unknown[]).includes(v));
     else if (TIGHTER_MIN.includes(key)) out[key] = Math.max(mine, value);
     else if (TIGHTER_MAX.includes(key)) out[key] = Math.min(mine, value);
-    else if (JSON.stringify(mine) !== JSON.stringify(value)) throw new Error(`cannot merge "${key}": ${JSON.stringify(mine)} and ${JSON.stringify(value)}`);
+    else if (JSON.stringify(mine) !== JSON.stringify(value))
+      throw new Error(`cannot merge "${key}": ${JSON.stringify(mine)} and ${JSON.stringify(value)}`);
   }
   return out;
 }

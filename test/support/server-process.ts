@@ -7,9 +7,17 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts src/server.ts as a real process on a free port and resolves once it listens. */
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, '..', '..', 'src', 'server.ts')], {
+const root = path.join(__dirname, '..', '..');
+
+/**
+ * Starts the service as a real process on a free port and resolves once it listens: src/server.ts
+ * through tsx, or with `built` the compiled dist/src/server.js that `make build` makes (it serves the console).
+ */
+export async function startServer(env: Record<string, string>, options: { built?: boolean } = {}): Promise<ServerProcess> {
+  const entry = options.built
+    ? [path.join(root, 'dist', 'src', 'server.js')]
+    : ['--require', 'tsx/cjs', path.join(root, 'src', 'server.ts')];
+  const child = spawn(process.execPath, entry, {
     // Info level: the line announcing the port is how we know it listens.
     env: { ...process.env, PORT: '0', ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -45,6 +45,11 @@ export class RateLimiter {
     return { windows, refusal: { exceeded, retryAfterSeconds } };
   }
 
+  /** Whether the store holding the windows answers (Redis may be away; memory is always there). */
+  async reachable(): Promise<boolean> {
+    return (await this.store.answers?.()) ?? true;
+  }
+
   close(): Promise<void> {
     return this.store.close();
   }

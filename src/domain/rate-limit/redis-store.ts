@@ -49,7 +49,14 @@ return result
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    rateLimitHit(keyWindow: string, orgWindow: string, windowMs: number, requestId: string, perKey: number, perOrg: number): Result<number[], Context>;
+    rateLimitHit(
+      keyWindow: string,
+      orgWindow: string,
+      windowMs: number,
+      requestId: string,
+      perKey: number,
+      perOrg: number,
+    ): Result<number[], Context>;
   }
 }
 
@@ -102,6 +109,16 @@ export class RedisRateLimitStore implements RateLimitStore {
       };
     } catch (err) {
       throw new RateLimitStoreUnavailable(`the rate-limit store (Redis) failed: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  async answers(): Promise<boolean> {
+    try {
+      await this.connected();
+      await this.redis.ping();
+      return true;
+    } catch {
+      return false;
     }
   }
 

@@ -39,6 +39,8 @@ export interface HitResult {
 export interface RateLimitStore {
   /** Admits the request only if both windows have room, and then records it in both, atomically. */
   hit(subject: Subject, limits: Limits): Promise<HitResult>;
+  /** Whether the store answers now (for /readyz); a store inside this process always does. */
+  answers?(): Promise<boolean>;
   close(): Promise<void>;
 }
 

@@ -1,0 +1,148 @@
+// What `make bench` needs for the daily rollups' figures: the manifest of 8
+// statistics matching most of the workload's events, the rollup delay read
+// from the server's /metrics, the outbox backlog and the recompute's end read
+// from the database, and timed reads of /statistics/daily.
+import { openDatabase } from '../../src/data/db';
+import { setPassword } from '../../src/domain/sessions';
+import type { Setup, Target } from './targets';
+import { eventKinds } from './workload';
+
+const PASSWORD = 'bench-rollups-password-1';
+
+/** Eight definitions over the workload's event kinds; together they match every event. */
+export function benchManifest(slug: string, label: string): Record<string, unknown>[] {
+  const all = { sourceEventTypes: eventKinds.map((k) => k.eventType), sourceEventCategories: eventKinds.map((k) => k.category) };
+  const one = (i: number) => ({ sourceEventTypes: [eventKinds[i]?.eventType], sourceEventCategories: [eventKinds[i]?.category] });
+  const base = (name: string, pillar: string) => ({ id: `${slug}.${name}`, label: `${label} ${name}`, pillar, format: 'number' });
+  return [
+    { ...base('tickets', 'DELIVERY'), aggregation: 'count', ...one(0) },
+    { ...base('builds', 'DELIVERY'), aggregation: 'count', ...one(1) },
+    { ...base('reviews', 'REVIEW'), aggregation: 'rate', ...one(2) },
+    { ...base('meeting-minutes', 'COMMUNICATION'), aggregation: 'durationMinutes', format: 'duration_minutes', ...one(3) },
+    { ...base('doc-attempts', 'KNOWLEDGE'), aggregation: 'sumField', valueField: 'attempt', ...one(4) },
+    { ...base('agent-tasks', 'ACTIVITY'), aggregation: 'count', ...one(5) },
+    { ...base('events', 'ACTIVITY'), aggregation: 'count', ...all },
+    { ...base('first-attempt', 'DELIVERY'), aggregation: 'ratio', valueField: 'attempt', format: 'percent', ...all },
+  ];
+}
+
+/** The app's slug (the manifest's ids start with it). */
+export async function slugOf(target: Target, appId: string): Promise<string> {
+  const db = openDatabase(target.config);
+  try {
+    return (await db.kysely.selectFrom('apps').select('slug').where('id', '=', appId).executeTakeFirstOrThrow()).slug;
+  } finally {
+    await db.close();
+  }
+}
+
+export async function putManifest(base: string, key: string, statistics: unknown[]): Promise<void> {
+  const res = await fetch(`${base}/api/v1/apps/statistics`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ statistics }),
+  });
+  if (res.status !== 200) throw new Error(`PUT statistics answered ${res.status}: ${await res.text()}`);
+}
+
+/** p99 of ingest_rollup_delay_seconds as the upper bound of its bucket (seconds), and how many batches it counts. */
+export async function rollupDelayP99(metricsPort: number): Promise<{ p99UpToSeconds: number; batches: number }> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const buckets = [...text.matchAll(/^ingest_rollup_delay_seconds_bucket\{le="([^"]+)"\} (\d+)/gm)].map((m) => ({
+    le: m[1] === '+Inf' ? Infinity : Number(m[1]),
+    n: Number(m[2]),
+  }));
+  const count = buckets.at(-1)?.n ?? 0;
+  const bucket = buckets.find((b) => b.n >= 0.99 * count);
+  return { p99UpToSeconds: bucket?.le ?? 0, batches: count };
+}
+
+/** Batches waiting in the outbox and the age of the oldest (seconds). */
+export async function backlog(target: Target): Promise<{ batches: number; oldestSeconds: number }> {
+  const db = openDatabase(target.config);
+  try {
+    const row = await db.kysely
+      .selectFrom('rollup_outbox')
+      .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('created_at').as('oldest')])
+      .where('applied_generation', 'is', null)
+      .executeTakeFirstOrThrow();
+    return { batches: Number(row.n), oldestSeconds: row.oldest ? Math.round((Date.now() - Date.parse(row.oldest)) / 100) / 10 : 0 };
+  } finally {
+    await db.close();
+  }
+}
+
+/** Resolves when the organization has no recompute left, polling the database; seconds waited. */
+export async function recomputeDone(target: Target, orgId: string, timeoutSeconds: number): Promise<number> {
+  const started = performance.now();
+  const db = openDatabase(target.config);
+  try {
+    for (;;) {
+      const state = await db.kysely.selectFrom('rollup_state').select('target_generation').where('org_id', '=', orgId).executeTakeFirst();
+      if (state && state.target_generation === null) return (performance.now() - started) / 1000;
+      if ((performance.now() - started) / 1000 > timeoutSeconds) throw new Error(`the recompute did not end within ${timeoutSeconds} s`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+export async function ownerSession(target: Target, setup: Setup, base: string): Promise<string> {
+  const db = openDatabase(target.config);
+  try {
+    const member = await db.kysely.selectFrom('members').select('id').where('email_lower', '=', setup.ownerEmail.toLowerCase()).executeTakeFirstOrThrow();
+    await setPassword(db, member.id, PASSWORD);
+  } finally {
+    await db.close();
+  }
+  const res = await fetch(`${base}/api/v1/console/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: setup.ownerEmail, password: PASSWORD }),
+  });
+  if (res.status !== 200) throw new Error(`sign-in answered ${res.status}: ${await res.text()}`);
+  return (res.headers.get('set-cookie') ?? '').split(';')[0] as string;
+}
+
+export interface ReadFigures {
+  name: string;
+  requests: number;
+  p50Ms: number;
+  maxMs: number;
+  series: number;
+  dayCells: number;
+  bytes: number;
+}
+
+/** `times` sequential GETs of `pathAndQuery`, each read to its end; every one must answer 200. */
+export async function timeRead(base: string, cookie: string, name: string, pathAndQuery: string, times: number): Promise<ReadFigures> {
+  const ms: number[] = [];
+  let body: { items: { days: unknown[] }[] } = { items: [] };
+  let bytes = 0;
+  for (let i = 0; i < times; i++) {
+    const started = performance.now();
+    const res = await fetch(`${base}${pathAndQuery}`, { headers: { cookie } });
+    const text = await res.text();
+    ms.push(performance.now() - started);
+    if (res.status !== 200) throw new Error(`${pathAndQuery} answered ${res.status}: ${text.slice(0, 300)}`);
+    bytes = text.length;
+    body = JSON.parse(text) as typeof body;
+  }
+  ms.sort((a, b) => a - b);
+  return {
+    name,
+    requests: times,
+    p50Ms: Math.round(ms[Math.floor(ms.length / 2)] as number),
+    maxMs: Math.round(ms.at(-1) as number),
+    series: body.items.length,
+    dayCells: body.items.reduce((n, s) => n + s.days.length, 0),
+    bytes,
+  };
+}
+
+/** The last `days` whole days before today (UTC), as the daily endpoint's query. */
+export function lastDays(days: number): { from: string; to: string } {
+  const day = (ago: number) => new Date(Date.now() - ago * 86_400_000).toISOString().slice(0, 10);
+  return { from: day(days), to: day(1) };
+}

@@ -1,0 +1,143 @@
+import { sql } from 'kysely';
+import type { Schema } from '../contract/types';
+import type { EventOrigin } from './events';
+import { newIds } from './ids';
+import { prepareOnEveryConnection } from './postgres';
+import type { Executor } from './schema';
+
+/** An event to store, with its index in the request. */
+export interface BatchEvent {
+  index: number;
+  ts: string;
+  event: Schema<'IngestEvent'>;
+}
+
+/**
+ * What one statement decided: the indexes of the events whose workerId is not
+ * the organization's, and the ids of the rest that it stored (the first that
+ * fit under the quota, in order).
+ */
+export interface StatementOutcome {
+  unknownWorkerIds: number[];
+  storedIds: string[];
+}
+
+interface Outcome {
+  /** An actor needs a worker created or an externalId linked, or the month has no usage row yet to lock: nothing was written. */
+  declined: boolean;
+  granted: number | null;
+  unknown: number[] | null;
+}
+
+/**
+ * PostgreSQL: stores a batch whose actors all name workers that exist in one
+ * statement, one round trip: it resolves the actors (workerId in the
+ * organization, else the app's externalId link, else, without an externalId,
+ * the directory's email), counts the events against the month (locking the
+ * usage row and granting what fits under the quota, so concurrent batches on
+ * any instance queue behind it as with reserveEvents) and inserts the first
+ * events that fit, in order, with the rollups' outbox row of the batch. The rows travel as one JSON parameter, which
+ * the driver sends as is (column arrays cost it an escape per element).
+ * Undefined when the batch needs what only the step-by-step path does
+ * (creating a worker, linking an externalId, the month's first usage row
+ * under a quota): nothing was written. One statement is atomic: run on its
+ * own, it commits alone.
+ */
+export async function storeBatchInOneStatement(
+  db: Executor,
+  origin: EventOrigin,
+  month: string,
+  quota: number | null,
+  events: BatchEvent[],
+): Promise<StatementOutcome | undefined> {
+  const { orgId, appId, integrationId } = origin.principal;
+  const ids = newIds('evt', events.length);
+  const rows = JSON.stringify(events.map((e, i) => rowOf(e, ids[i] as string)));
+  const query = sql<Outcome>`
+    with p as (
+      select ${orgId}::text as org_id, ${appId}::text as app_id, ${month}::text as month, ${quota}::integer as quota
+    ),
+    input as (
+      select * from json_to_recordset(${rows}::json)
+        as r(o integer, id text, w text, x text, e text, ts text, t text, c text, d integer, pl text, s text, m text)
+    ),
+    resolved as (
+      select i.*,
+        case
+          when i.w is not null then (select k.id from workers k, p where k.id = i.w and k.org_id = p.org_id)
+          when i.x is not null then (select l.worker_id from worker_external_ids l, p where l.app_id = p.app_id and l.external_id = i.x)
+          else (select k.id from workers k, p where k.org_id = p.org_id and k.email_lower = i.e)
+        end as worker_id
+      from input i
+    ),
+    wanted as (
+      select coalesce(bool_or(w is null and worker_id is null), false) as declined, count(worker_id)::integer as n from resolved
+    ),
+    locked as (
+      select u.event_count from monthly_usage u, p
+      where u.org_id = p.org_id and u.month = p.month and p.quota is not null and not (select declined from wanted)
+      for update of u
+    ),
+    grant_ as (
+      select case
+        when (select declined from wanted) then null
+        when n = 0 or p.quota is null then n
+        when not exists (select from locked) then null
+        else least(n, greatest(0, p.quota - (select event_count from locked)))
+      end as granted
+      from wanted, p
+    ),
+    counted as (
+      insert into monthly_usage (org_id, month, event_count)
+      select p.org_id, p.month, g.granted from p, grant_ g where g.granted > 0
+      on conflict (org_id, month) do update set event_count = monthly_usage.event_count + excluded.event_count
+    ),
+    -- The events stored: the first that fit, in order.
+    kept as (
+      select r.* from (select *, row_number() over (order by o) as rank from resolved where worker_id is not null) r, grant_ g
+      where r.rank <= g.granted
+    ),
+    stored as (
+      insert into events (id, org_id, app_id, worker_id, integration_id, ts, request_id, received_at,
+                          kind, event_type, category, duration, pillar, statistic_id, metadata, metrics, batch_id)
+      select b.id, p.org_id, p.app_id, b.worker_id, ${integrationId}, b.ts, ${origin.requestId}, ${origin.receivedAt.toISOString()},
+             'event', b.t, b.c, b.d, b.pl, b.s, b.m, null, (select k.id from kept k where k.rank = 1)
+      from kept b, p
+    ),
+    -- The rollups' outbox row of the batch, known by its first event's id, as insertOutbox writes it.
+    outbox as (
+      insert into rollup_outbox (id, org_id, app_id, event_ids, created_at, applied_generation)
+      select (array_agg(b.id order by b.o))[1], p.org_id, p.app_id, to_json(array_agg(b.id order by b.o))::text, ${new Date().toISOString()}, null
+      from kept b, p
+      group by p.org_id, p.app_id
+    )
+    select w.declined or g.granted is null as declined, g.granted,
+           (select array_agg(o order by o) from resolved where worker_id is null) as unknown
+    from wanted w, grant_ g
+  `.compile(db);
+  prepareOnEveryConnection(query.sql);
+  const outcome = (await db.executeQuery(query)).rows[0] as Outcome;
+  if (outcome.declined) return undefined;
+  const unknownWorkerIds = outcome.unknown ?? [];
+  const unknown = new Set(unknownWorkerIds);
+  const storedIds = ids.filter((_, i) => !unknown.has((events[i] as BatchEvent).index)).slice(0, outcome.granted as number);
+  return { unknownWorkerIds, storedIds };
+}
+
+function rowOf({ index, ts, event }: BatchEvent, id: string) {
+  const { workerId, externalId, email } = event.actor;
+  return {
+    o: index,
+    id,
+    w: workerId,
+    x: workerId ? undefined : externalId,
+    e: workerId || externalId ? undefined : email?.toLowerCase(),
+    ts,
+    t: event.eventType,
+    c: event.category,
+    d: event.duration,
+    pl: event.pillar,
+    s: event.statisticId,
+    m: event.metadata === undefined ? undefined : JSON.stringify(event.metadata),
+  };
+}

@@ -1,0 +1,262 @@
+// The read side of the daily rollups: the statistics with their state, the
+// daily values per organization or per worker, and the summary per pillar.
+// Every answer comes from one generation (the one that answers), so two
+// manifests or two time zones never mix in it.
+import type { Query, Schema } from '../contract/types';
+import { timeZoneOf } from '../data/organizations';
+import {
+  manifestsOfOrg,
+  oldestWaiting,
+  readDayParts,
+  readPillarParts,
+  readState,
+  workerTotals,
+  type AppManifest,
+  type Definition,
+  type DayPartsRow,
+} from '../data/rollups';
+import type { RollupParts, RollupStateTable } from '../data/schema';
+import { hasWorker } from '../data/worker-directory';
+import { workersById } from '../data/workers';
+import { ApiError } from '../errors';
+import type { ReadContext } from './console-read';
+import { emptyParts, sumInto, valueOf } from './rollup-rules';
+
+const MAX_DAYS = 366;
+const DAY_MS = 86_400_000;
+const FIRST_DAY_MS = Date.parse('0000-01-01T00:00:00Z');
+const DEFAULT_WORKERS = 100;
+const pillarOrder: Schema<'StatisticPillar'>[] = ['ACTIVITY', 'COMMUNICATION', 'DELIVERY', 'REVIEW', 'KNOWLEDGE'];
+const dimensionOrder = ['satisfaction', 'performance', 'activity', 'communication', 'efficiency'] as const;
+
+interface Statistic {
+  app: AppManifest['app'];
+  definition: Definition;
+}
+
+/** What answers for the organization: its generation, the zone of its days, and each statistic's status. */
+interface Answering {
+  generation: number;
+  timeZone: string;
+  status(statisticId: string): Schema<'RollupStatus'>;
+}
+
+async function answering(ctx: ReadContext, orgId: string): Promise<Answering> {
+  const state: RollupStateTable | undefined = await readState(ctx.db, orgId);
+  if (state && state.target_generation !== null) {
+    const frozen = new Set(JSON.parse(state.frozen_statistics ?? '[]') as string[]);
+    return {
+      generation: state.generation,
+      timeZone: state.time_zone,
+      status: (id) => ({ state: 'recomputing', computedThrough: frozen.has(id) ? state.frozen_at : null }),
+    };
+  }
+  const computedThrough = (await oldestWaiting(ctx.db, orgId)) ?? new Date().toISOString();
+  return {
+    // Before any batch was added there is no generation yet: 0 has no rows.
+    generation: state?.generation ?? 0,
+    timeZone: state?.time_zone ?? (await timeZoneOf(ctx.db, orgId)) ?? 'UTC',
+    status: () => ({ state: 'current', computedThrough }),
+  };
+}
+
+function statisticsOf(manifests: AppManifest[]): Statistic[] {
+  return manifests.flatMap(({ app, definitions }) => definitions.map((definition) => ({ app, definition })));
+}
+
+/** The statistics named (in that order), or all of them; 400 invalid_query for one the organization does not have. */
+function pick(all: Statistic[], ids: string[] | undefined, byDefault: (s: Statistic) => boolean): Statistic[] {
+  if (ids === undefined) return all.filter(byDefault);
+  return [...new Set(ids)].map((id) => {
+    const found = all.find((s) => s.definition.id === id);
+    if (!found) throw new ApiError('invalid_query', `statisticId "${id}" is not a statistic of the organization`);
+    return found;
+  });
+}
+
+/** Every day from `from` to `to`, both included; 400 invalid_query when `to` is before `from` or the range too long. */
+function daysOf(from: string, to: string): string[] {
+  const count = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
+  if (count < 1) throw new ApiError('invalid_query', 'to must not be before from');
+  if (count > MAX_DAYS) throw new ApiError('invalid_query', `to must be at most ${MAX_DAYS} days from from (both included)`);
+  return Array.from({ length: count }, (_, i) => shift(from, i));
+}
+
+async function requireWorker(ctx: ReadContext, orgId: string, workerId: string | undefined): Promise<void> {
+  if (workerId !== undefined && !(await hasWorker(ctx.db, orgId, workerId))) {
+    throw new ApiError('worker_not_found', 'No worker with this id in the organization.');
+  }
+}
+
+/** A value with its parts, as the contract shapes it: numerator and denominator for a ratio only. */
+function rollupValue(definition: Definition, parts: RollupParts, days: number): Schema<'RollupValue'> {
+  const value = { value: valueOf(definition.aggregation, parts, days), count: parts.count };
+  return definition.aggregation === 'ratio' ? { ...value, numerator: parts.numerator, denominator: parts.denominator } : value;
+}
+
+/** GET /api/v1/console/statistics */
+export async function rollupStatistics(ctx: ReadContext, orgId: string): Promise<Schema<'RollupStatisticList'>> {
+  const now = await answering(ctx, orgId);
+  return {
+    items: statisticsOf(await manifestsOfOrg(ctx.db, orgId)).map(({ app, definition }) => ({
+      app,
+      definition,
+      status: now.status(definition.id),
+    })),
+  };
+}
+
+/** GET /api/v1/console/statistics/daily */
+export async function dailyStatistics(
+  ctx: ReadContext,
+  orgId: string,
+  query: Query<'getDailyStatistics'>,
+): Promise<Schema<'DailyStatistics'>> {
+  const days = daysOf(query.from, query.to);
+  const statistics = pick(statisticsOf(await manifestsOfOrg(ctx.db, orgId)), query.statisticId, () => true);
+  await requireWorker(ctx, orgId, query.workerId);
+  const now = await answering(ctx, orgId);
+  const byWorker = query.groupBy === 'worker';
+  const where = {
+    orgId,
+    generation: now.generation,
+    statisticIds: statistics.map((s) => s.definition.id),
+    from: query.from,
+    to: query.to,
+    workerId: query.workerId,
+  };
+  const header = { timeZone: now.timeZone, from: query.from, to: query.to };
+  const seriesOf = (statistic: Statistic, cells: Map<string, RollupParts> | undefined) => {
+    const { app, definition } = statistic;
+    const total = emptyParts();
+    const daily = days.map((day) => {
+      const parts = cells?.get(day) ?? emptyParts();
+      sumInto(total, parts);
+      return { day, ...rollupValue(definition, parts, 1) };
+    });
+    return {
+      statisticId: definition.id,
+      app,
+      label: definition.label,
+      pillar: definition.pillar,
+      format: definition.format,
+      aggregation: definition.aggregation,
+      status: now.status(definition.id),
+      days: daily,
+      total: rollupValue(definition, total, days.length),
+    };
+  };
+  const [first] = statistics;
+  if (!byWorker || !first) {
+    const rows = first ? await readDayParts(ctx.db, { ...where, byWorker: false }) : [];
+    const cells = cellsBy(rows, (r) => r.statistic_id);
+    return { ...header, items: statistics.map((s) => seriesOf(s, cells.get(s.definition.id))), nextCursor: null };
+  }
+
+  // Workers ranked by the first statistic's total value (null last), then its count, then id; only the page's rows are read.
+  const ranked = (await workerTotals(ctx.db, { ...where, rank: first.definition.id })).map((w) => ({
+    workerId: w.worker_id,
+    value: valueOf(first.definition.aggregation, w, days.length),
+    count: w.count,
+  }));
+  ranked.sort(
+    (a, b) =>
+      (a.value === null ? 1 : 0) - (b.value === null ? 1 : 0) ||
+      (b.value ?? 0) - (a.value ?? 0) ||
+      b.count - a.count ||
+      (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0),
+  );
+  const limit = query.limit === undefined ? DEFAULT_WORKERS : Number(query.limit);
+  const scope = {
+    orgId,
+    list: 'statistics/daily',
+    filters: {
+      from: query.from,
+      to: query.to,
+      statisticId: query.statisticId?.join('\n'),
+      workerId: query.workerId,
+      groupBy: query.groupBy,
+    },
+  };
+  const offset = query.cursor === undefined ? 0 : Number((await ctx.cursors.read(scope, query.cursor, 1))[0]);
+  const page = ranked.slice(offset, offset + limit).map((w) => w.workerId);
+  const rows = page.length === 0 ? [] : await readDayParts(ctx.db, { ...where, byWorker: true, workerIds: page });
+  const cells = cellsBy(rows, (r) => `${r.worker_id ?? ''}\u0000${r.statistic_id}`);
+  const names = await workersById(ctx.db, orgId, page);
+  const items = page.flatMap((workerId) => {
+    const worker = names.get(workerId) ?? { id: workerId, displayName: '' };
+    return statistics.map((s) => ({ ...seriesOf(s, cells.get(`${workerId}\u0000${s.definition.id}`)), worker }));
+  });
+  const nextCursor = offset + limit < ranked.length ? await ctx.cursors.issue(scope, [String(offset + limit)]) : null;
+  return { ...header, items, nextCursor };
+}
+
+/** Rows grouped by `keyOf`, each group's parts by day. */
+function cellsBy(rows: DayPartsRow[], keyOf: (row: DayPartsRow) => string): Map<string, Map<string, RollupParts>> {
+  const groups = new Map<string, Map<string, RollupParts>>();
+  for (const row of rows) {
+    const key = keyOf(row);
+    let cells = groups.get(key);
+    if (!cells) groups.set(key, (cells = new Map()));
+    cells.set(row.day, row);
+  }
+  return groups;
+}
+
+/** GET /api/v1/console/reports/summary */
+export async function summaryReport(ctx: ReadContext, orgId: string, query: Query<'getSummaryReport'>): Promise<Schema<'SummaryReport'>> {
+  const days = daysOf(query.from, query.to);
+  if (Date.parse(`${query.from}T00:00:00Z`) - days.length * DAY_MS < FIRST_DAY_MS) {
+    throw new ApiError('invalid_query', 'from is too early: the range of the same length before it would start before 0000-01-01');
+  }
+  const previous = { from: shift(query.from, -days.length), to: shift(query.from, -1) };
+  const statistics = pick(statisticsOf(await manifestsOfOrg(ctx.db, orgId)), query.statisticId, (s) => s.definition.defaultEnabled);
+  await requireWorker(ctx, orgId, query.workerId);
+  const now = await answering(ctx, orgId);
+  const read = async (range: { from: string; to: string }) => {
+    if (statistics.length === 0) return new Map<string, RollupParts>();
+    const rows = await readPillarParts(ctx.db, {
+      orgId,
+      generation: now.generation,
+      statisticIds: statistics.map((s) => s.definition.id),
+      ...range,
+      workerId: query.workerId,
+    });
+    return new Map(rows.map((r) => [`${r.statistic_id}\u0000${r.pillar}`, r]));
+  };
+  const [current, before] = [await read(query), await read(previous)];
+  const pillars = pillarOrder.flatMap((pillar) => {
+    const listed = statistics.filter(({ definition }) => {
+      const key = `${definition.id}\u0000${pillar}`;
+      return definition.pillar === pillar || current.has(key) || before.has(key);
+    });
+    if (listed.length === 0) return [];
+    return [
+      {
+        pillar,
+        statistics: listed.map(({ app, definition }) => {
+          const key = `${definition.id}\u0000${pillar}`;
+          return {
+            statisticId: definition.id,
+            app,
+            label: definition.label,
+            format: definition.format,
+            aggregation: definition.aggregation,
+            status: now.status(definition.id),
+            total: rollupValue(definition, current.get(key) ?? emptyParts(), days.length),
+            previousTotal: rollupValue(definition, before.get(key) ?? emptyParts(), days.length),
+          };
+        }),
+      },
+    ];
+  });
+  const dimensions = dimensionOrder.flatMap((dimension) => {
+    const statisticIds = statistics.filter((s) => s.definition.feedsDimensions.includes(dimension)).map((s) => s.definition.id);
+    return statisticIds.length === 0 ? [] : [{ dimension, statisticIds }];
+  });
+  return { timeZone: now.timeZone, from: query.from, to: query.to, previous, pillars, dimensions };
+}
+
+function shift(day: string, days: number): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+}

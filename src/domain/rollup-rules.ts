@@ -1,0 +1,160 @@
+import type { Definition } from '../data/rollups';
+import type { RollupParts } from '../data/schema';
+import { localDate } from './local-day';
+
+// The rules of the specification's "Daily rollups", one place each: which
+// events count for a definition, what parts one event adds, and the value
+// derived from parts. Parts, not values, are stored: sums and counts add up
+// over any range of days, workers or pillars, where finished values (a ratio,
+// a rate) would not.
+
+type Aggregation = Definition['aggregation'];
+
+/** What of a stored event the rollups read. */
+export interface RollupEvent {
+  workerId: string;
+  ts: string;
+  eventType: string;
+  category: string | null;
+  statisticId: string | null;
+  duration: number | null;
+  pillar: string | null;
+  /** The metadata object as sent, parsed; null when none. */
+  metadata: unknown;
+}
+
+/**
+ * An event counts for a definition of its app's manifest when it names the
+ * definition; one naming none counts by its type and category, unless the
+ * definition is owned by an extractor (then only events naming it count).
+ */
+export function matches(definition: Definition, event: RollupEvent): boolean {
+  if (event.statisticId !== null) return event.statisticId === definition.id;
+  if (definition.ownedBy === 'extractor') return false;
+  return (
+    definition.sourceEventTypes.includes(event.eventType) &&
+    event.category !== null &&
+    (definition.sourceEventCategories as string[]).includes(event.category)
+  );
+}
+
+/** The parts one matching event adds. */
+export function partsOf(definition: Definition, event: RollupEvent): RollupParts {
+  const parts = { count: 1, sum: 0, numerator: 0, denominator: 0 };
+  switch (definition.aggregation) {
+    case 'sumField': {
+      const value = fieldOf(event.metadata, definition.valueField);
+      if (typeof value === 'number' && Number.isFinite(value)) parts.sum = value;
+      break;
+    }
+    case 'durationMinutes':
+      parts.sum = event.duration ?? 0;
+      break;
+    case 'ratio': {
+      const value = fieldOf(event.metadata, definition.valueField);
+      if (typeof value === 'boolean') Object.assign(parts, { numerator: value ? 1 : 0, denominator: 1 });
+      else if (typeof value === 'number' && Number.isFinite(value)) Object.assign(parts, { numerator: value, denominator: 1 });
+      break;
+    }
+    case 'count':
+    case 'rate':
+      break;
+  }
+  return parts;
+}
+
+/** The pillar an event's parts count under in reports: its own, else its definition's. */
+export function pillarOf(definition: Definition, event: RollupEvent): string {
+  return event.pillar ?? definition.pillar;
+}
+
+/**
+ * The value of parts summed over `days` days. durationMinutes sums seconds
+ * (the events' `duration`); rate is events per day; ratio is null without a value.
+ */
+export function valueOf(aggregation: Aggregation, parts: RollupParts, days: number): number | null {
+  switch (aggregation) {
+    case 'count':
+      return parts.count;
+    case 'sumField':
+      return parts.sum;
+    case 'durationMinutes':
+      return parts.sum / 60;
+    case 'rate':
+      return parts.count / days;
+    case 'ratio':
+      return parts.denominator === 0 ? null : parts.numerator / parts.denominator;
+  }
+}
+
+/** `metadata[path]`, where a dotted path walks into nested objects (own properties only). */
+function fieldOf(metadata: unknown, path: string | undefined): unknown {
+  if (path === undefined) return undefined;
+  let value = metadata;
+  for (const key of path.split('.')) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, key)) return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+export function emptyParts(): RollupParts {
+  return { count: 0, sum: 0, numerator: 0, denominator: 0 };
+}
+
+export function sumInto(into: RollupParts, parts: RollupParts): void {
+  into.count += parts.count;
+  into.sum += parts.sum;
+  into.numerator += parts.numerator;
+  into.denominator += parts.denominator;
+}
+
+// Offsets change on whole minutes, so an instant's minute decides its local day.
+const dayCache = new Map<string, string>();
+
+/** The calendar day of `ts` (UTC ISO) in `timeZone`. */
+export function dayOf(ts: string, timeZone: string): string {
+  const key = `${timeZone}|${ts.slice(0, 16)}`;
+  let day = dayCache.get(key);
+  if (day === undefined) {
+    if (dayCache.size > 100_000) dayCache.clear();
+    day = localDate(Date.parse(ts), timeZone);
+    dayCache.set(key, day);
+  }
+  return day;
+}
+
+/** One row of parts: a statistic's, for a worker, a day and a pillar. */
+export interface PartsCell extends RollupParts {
+  statisticId: string;
+  workerId: string;
+  day: string;
+  pillar: string;
+}
+
+/** Sums the parts of events into cells, per statistic, worker, day and pillar. */
+export class PartsAccumulator {
+  private readonly cells = new Map<string, PartsCell>();
+
+  /** Adds `event` (of an app whose manifest is `definitions`) to every definition it matches. */
+  add(definitions: Definition[], event: RollupEvent, timeZone: string): void {
+    let day: string | undefined;
+    for (const definition of definitions) {
+      if (!matches(definition, event)) continue;
+      day ??= dayOf(event.ts, timeZone);
+      const pillar = pillarOf(definition, event);
+      const key = `${definition.id}\u0000${day}\u0000${event.workerId}\u0000${pillar}`;
+      let cell = this.cells.get(key);
+      if (!cell) {
+        cell = { statisticId: definition.id, workerId: event.workerId, day, pillar, ...emptyParts() };
+        this.cells.set(key, cell);
+      }
+      sumInto(cell, partsOf(definition, event));
+    }
+  }
+
+  /** The cells in key order: concurrent writers lock rows in the same order. */
+  take(): PartsCell[] {
+    return [...this.cells.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, cell]) => cell);
+  }
+}

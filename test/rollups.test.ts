@@ -1,0 +1,570 @@
+import assert from 'node:assert/strict';
+import { runIngestctl } from '../src/cli/ingestctl';
+import { updateOrganization } from '../src/domain/administration';
+import { firstWholeDay, RetentionSweeper } from '../src/domain/retention';
+import { verifyRollups } from '../src/domain/rollup-verify';
+import { RollupWorker } from '../src/domain/rollups';
+import { databaseUrlOf, silentLogger } from './support/fixtures';
+import { signIn } from './support/console';
+import { eventually } from './support/eventually';
+import { dayValues, rollupWorld } from './support/rollups';
+
+const DAILY = '/api/v1/console/statistics/daily';
+
+describe('Daily rollups: values', () => {
+  it('count: every day of the range present, 0 without events, the number of matching events otherwise', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('done')]);
+    await w.send([{ timestamp: '2026-11-02T10:00:00Z' }, { timestamp: '2026-11-02T11:00:00Z' }, { timestamp: '2026-11-04T11:00:00Z' }]);
+    const body = await w.daily({ from: '2026-11-01', to: '2026-11-04' });
+    assert.equal(body.timeZone, 'UTC');
+    assert.equal(body.items.length, 1);
+    assert.deepEqual(dayValues(body.items[0]), [
+      ['2026-11-01', 0, 0],
+      ['2026-11-02', 2, 2],
+      ['2026-11-03', 0, 0],
+      ['2026-11-04', 1, 1],
+    ]);
+    assert.deepEqual(body.items[0]?.total, { value: 3, count: 3 });
+    assert.deepEqual(body.items[0]?.status.state, 'current');
+  });
+
+  it('sumField: finite numbers at a dotted valueField only; missing and non-numeric values add nothing but count', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('points', { aggregation: 'sumField', valueField: 'ticket.points' })]);
+    const ts = '2026-11-02T10:00:00Z';
+    await w.send([
+      { timestamp: ts, metadata: { ticket: { points: 3 } } },
+      { timestamp: ts, metadata: { ticket: { points: 2.5 } } },
+      { timestamp: ts, metadata: { ticket: { points: '7' } } },
+      { timestamp: ts, metadata: { ticket: { points: true } } },
+      { timestamp: ts, metadata: { ticket: {} } },
+      { timestamp: ts, metadata: { 'ticket.points': 100 } },
+      { timestamp: ts },
+    ]);
+    const body = await w.daily({ from: '2026-11-02', to: '2026-11-02' });
+    assert.deepEqual(body.items[0]?.total, { value: 5.5, count: 7 });
+  });
+
+  it('sumField with no events is 0', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('points', { aggregation: 'sumField', valueField: 'points' })]);
+    const body = await w.daily({ from: '2026-11-02', to: '2026-11-03' });
+    assert.deepEqual(dayValues(body.items[0]), [
+      ['2026-11-02', 0, 0],
+      ['2026-11-03', 0, 0],
+    ]);
+  });
+
+  it('durationMinutes: the sum of duration / 60; an event without duration adds 0', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('time', { aggregation: 'durationMinutes', format: 'duration_minutes' })]);
+    const ts = '2026-11-02T10:00:00Z';
+    await w.send([{ timestamp: ts, duration: 90 }, { timestamp: ts, duration: 30 }, { timestamp: ts }]);
+    const body = await w.daily({ from: '2026-11-02', to: '2026-11-02' });
+    assert.deepEqual(body.items[0]?.total, { value: 2, count: 3 });
+  });
+
+  it('rate: a day is its count; a range is the count divided by its days', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('pace', { aggregation: 'rate', format: 'rate_per_day' })]);
+    await w.send([{ timestamp: '2026-11-01T10:00:00Z' }, { timestamp: '2026-11-01T11:00:00Z' }, { timestamp: '2026-11-03T10:00:00Z' }]);
+    const body = await w.daily({ from: '2026-11-01', to: '2026-11-04' });
+    assert.deepEqual(
+      dayValues(body.items[0]).map(([, v]) => v),
+      [2, 0, 1, 0],
+    );
+    assert.deepEqual(body.items[0]?.total, { value: 0.75, count: 3 });
+  });
+
+  it('ratio: booleans as 1 and 0 and finite numbers averaged; others left out; null on a zero denominator', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('first-time', { aggregation: 'ratio', valueField: 'ok', format: 'percent' })]);
+    const ts = '2026-11-02T10:00:00Z';
+    await w.send([
+      { timestamp: ts, metadata: { ok: true } },
+      { timestamp: ts, metadata: { ok: false } },
+      { timestamp: ts, metadata: { ok: 1 } },
+      { timestamp: ts, metadata: { ok: 'yes' } },
+      { timestamp: ts, metadata: {} },
+    ]);
+    const body = await w.daily({ from: '2026-11-02', to: '2026-11-03' });
+    const [first, second] = body.items[0]?.days ?? [];
+    assert.deepEqual(first, { day: '2026-11-02', value: 2 / 3, count: 5, numerator: 2, denominator: 3 });
+    assert.deepEqual(second, { day: '2026-11-03', value: null, count: 0, numerator: 0, denominator: 0 });
+    assert.deepEqual(body.items[0]?.total, { value: 2 / 3, count: 5, numerator: 2, denominator: 3 });
+  });
+
+  it('two batches for the same worker and day add up', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('done')]);
+    const actor = { externalId: 'same' };
+    await w.send([{ timestamp: '2026-11-02T10:00:00Z', actor }]);
+    await w.send([
+      { timestamp: '2026-11-02T12:00:00Z', actor },
+      { timestamp: '2026-11-02T13:00:00Z', actor },
+    ]);
+    const body = await w.daily({ from: '2026-11-02', to: '2026-11-02', groupBy: 'worker' });
+    assert.equal(body.items.length, 1);
+    assert.deepEqual(body.items[0]?.total, { value: 3, count: 3 });
+  });
+
+  it('a late event (days in the past) counts on its own day', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('done')]);
+    await w.send([{ timestamp: '2026-11-05T10:00:00Z' }]);
+    await w.daily({ from: '2026-11-01', to: '2026-11-05' });
+    await w.send([{ timestamp: '2026-11-01T10:00:00Z' }]);
+    const body = await w.daily({ from: '2026-11-01', to: '2026-11-05' });
+    assert.deepEqual(
+      dayValues(body.items[0]).map(([, v]) => v),
+      [1, 0, 0, 0, 1],
+    );
+  });
+});
+
+describe('Daily rollups: days in the organization time zone', () => {
+  const cases: { zone: string; edges: [string, string][] }[] = [
+    {
+      zone: 'Europe/Berlin',
+      edges: [
+        // [instant, local day]: 23:59:59 and 00:00:00 local, an ordinary day and both daylight-saving days
+        ['2026-11-10T22:59:59Z', '2026-11-10'],
+        ['2026-11-10T23:00:00Z', '2026-11-11'],
+        ['2026-03-28T22:59:59Z', '2026-03-28'],
+        ['2026-03-28T23:00:00Z', '2026-03-29'],
+        ['2026-03-29T21:59:59Z', '2026-03-29'],
+        ['2026-03-29T22:00:00Z', '2026-03-30'],
+        ['2026-10-24T21:59:59Z', '2026-10-24'],
+        ['2026-10-24T22:00:00Z', '2026-10-25'],
+        ['2026-10-25T22:59:59Z', '2026-10-25'],
+        ['2026-10-25T23:00:00Z', '2026-10-26'],
+      ],
+    },
+    {
+      zone: 'America/Los_Angeles',
+      edges: [
+        ['2026-11-11T07:59:59Z', '2026-11-10'],
+        ['2026-11-11T08:00:00Z', '2026-11-11'],
+        ['2026-03-08T07:59:59Z', '2026-03-07'],
+        ['2026-03-08T08:00:00Z', '2026-03-08'],
+        ['2026-03-09T06:59:59Z', '2026-03-08'],
+        ['2026-03-09T07:00:00Z', '2026-03-09'],
+        ['2026-11-01T06:59:59Z', '2026-10-31'],
+        ['2026-11-01T07:00:00Z', '2026-11-01'],
+        ['2026-11-02T07:59:59Z', '2026-11-01'],
+        ['2026-11-02T08:00:00Z', '2026-11-02'],
+      ],
+    },
+  ];
+  for (const { zone, edges } of cases) {
+    it(`counts an event at 23:59:59 and at 00:00:00 local time on its own day in ${zone}, daylight-saving days included`, async () => {
+      const w = await rollupWorld();
+      await updateOrganization(w.db, w.tenant.orgId, { timeZone: zone });
+      await w.putManifest([w.def('done')]);
+      // Each edge on its own worker, so that each instant is checked alone.
+      await w.send(edges.map(([timestamp], i) => ({ timestamp, actor: { externalId: `edge-${i}` } })));
+      const body = await w.daily({ from: '2026-03-01', to: '2026-11-30', groupBy: 'worker', limit: '1000' });
+      assert.equal(body.timeZone, zone);
+      const dayOfWorker = new Map(body.items.map((s) => [s.worker?.displayName, s.days.filter((d) => d.count > 0).map((d) => d.day)]));
+      edges.forEach(([instant, day], i) => assert.deepEqual(dayOfWorker.get(`edge-${i}`), [day], `${instant} in ${zone}`));
+    });
+  }
+
+  it('a time-zone change recomputes past days in the new zone', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('done')]);
+    await w.send([{ timestamp: '2026-11-10T23:30:00Z' }]);
+    assert.deepEqual(
+      dayValues((await w.daily({ from: '2026-11-10', to: '2026-11-11' })).items[0]).map(([, v]) => v),
+      [1, 0],
+    );
+    await updateOrganization(w.db, w.tenant.orgId, { timeZone: 'Europe/Berlin' });
+    const during = await w.dailyNow({ from: '2026-11-10', to: '2026-11-11' });
+    assert.equal(during.items[0]?.status.state, 'recomputing', 'until the recompute is done, the answer says so');
+    assert.equal(during.timeZone, 'UTC', 'and comes whole from the previous rollups');
+    const after = await w.daily({ from: '2026-11-10', to: '2026-11-11' });
+    assert.equal(after.timeZone, 'Europe/Berlin');
+    assert.equal(after.items[0]?.status.state, 'current');
+    assert.deepEqual(
+      dayValues(after.items[0]).map(([, v]) => v),
+      [0, 1],
+    );
+  });
+});
+
+describe('Daily rollups: matching', () => {
+  it('statisticId names one definition; without it, type and category match every definition not owned by an extractor', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([
+      w.def('a'),
+      w.def('b'),
+      w.def('owned', { ownedBy: 'extractor' }),
+      w.def('builds', { sourceEventTypes: ['build.finished'], sourceEventCategories: ['CODE_CHANGE'] }),
+    ]);
+    const ts = '2026-11-02T10:00:00Z';
+    const slug = w.tenant.slug;
+    await w.send([
+      { timestamp: ts }, // a, b
+      { timestamp: ts, statisticId: `${slug}.a` }, // a only
+      { timestamp: ts, statisticId: `${slug}.owned` }, // owned only
+      { timestamp: ts, category: 'CODE_CHANGE' }, // category does not match a or b
+      { timestamp: ts, eventType: 'build.finished', category: 'CODE_CHANGE' }, // builds
+      { timestamp: ts, eventType: 'build.finished', category: 'CODE_CHANGE', statisticId: `${slug}.b` }, // b, by name
+    ]);
+    const body = await w.daily({ from: '2026-11-02', to: '2026-11-02' });
+    const counts = Object.fromEntries(body.items.map((s) => [s.statisticId.slice(slug.length + 1), s.total.count]));
+    assert.deepEqual(counts, { a: 2, b: 2, owned: 1, builds: 1 });
+  });
+});
+
+describe('Daily rollups: manifest replaced', () => {
+  it('recomputes the past under the new manifest (added, changed, removed), saying recomputing until done and never mixing', async () => {
+    const w = await rollupWorld();
+    const slug = w.tenant.slug;
+    await w.putManifest([w.def('kept'), w.def('changed'), w.def('removed')]);
+    await w.send([
+      { timestamp: '2026-11-02T10:00:00Z', duration: 120 },
+      { timestamp: '2026-11-03T10:00:00Z', duration: 60 },
+    ]);
+    await w.daily({ from: '2026-11-02', to: '2026-11-03' });
+
+    await w.putManifest([w.def('kept'), w.def('changed', { aggregation: 'durationMinutes' }), w.def('added', { aggregation: 'rate' })]);
+    // Sent while the recompute is pending: it must end up counted once, in the new rollups only.
+    await w.send([{ timestamp: '2026-11-03T12:00:00Z', duration: 60 }]);
+    const during = await w.dailyNow({ from: '2026-11-02', to: '2026-11-03' });
+    assert.deepEqual(
+      during.items.map((s) => [s.statisticId, s.status.state, s.status.computedThrough === null, s.total.count]),
+      [
+        [`${slug}.kept`, 'recomputing', false, 2],
+        [`${slug}.changed`, 'recomputing', false, 2],
+        [`${slug}.added`, 'recomputing', true, 0],
+      ],
+    );
+
+    const after = await w.daily({ from: '2026-11-02', to: '2026-11-03' });
+    assert.deepEqual(
+      after.items.map((s) => [s.statisticId, s.status.state, s.total]),
+      [
+        [`${slug}.kept`, 'current', { value: 3, count: 3 }],
+        [`${slug}.changed`, 'current', { value: 4, count: 3 }],
+        [`${slug}.added`, 'current', { value: 1.5, count: 3 }],
+      ],
+    );
+    const list = await w.api.get('/api/v1/console/statistics');
+    assert.equal(list.status, 200);
+    assert.deepEqual(
+      list.body.items.map((i: { definition: { id: string } }) => i.definition.id),
+      [`${slug}.kept`, `${slug}.changed`, `${slug}.added`],
+    );
+    assert.ok(list.body.items.every((i: { status: { state: string } }) => i.status.state === 'current'));
+    // The replaced generations' rows are gone.
+    const generations = await w.db.kysely
+      .selectFrom('rollup_days')
+      .select('generation')
+      .distinct()
+      .where('org_id', '=', w.tenant.orgId)
+      .execute();
+    assert.equal(generations.length, 1);
+  });
+
+  it('a manifest replaced again during a recompute: the last one wins, each event once', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('a')]);
+    await w.send([{ timestamp: '2026-11-02T10:00:00Z' }]);
+    await w.services.rollups.catchUp();
+    await w.putManifest([w.def('a', { label: 'first' })]);
+    await w.send([{ timestamp: '2026-11-02T11:00:00Z' }]);
+    await w.services.rollups.drainOnce(); // the batch goes into the generation being recomputed
+    await w.putManifest([w.def('a', { label: 'second' })]);
+    await w.send([{ timestamp: '2026-11-02T12:00:00Z' }]);
+    const body = await w.daily({ from: '2026-11-02', to: '2026-11-02' });
+    assert.deepEqual(body.items[0]?.total, { value: 3, count: 3 });
+    assert.equal(body.items[0]?.label, 'second');
+  });
+});
+
+describe('Daily rollups: workers, exactly once, leases', () => {
+  it('keeps adding without a pause while a backlog is waiting: the pause is only for batches committed after the last', async () => {
+    const w = await rollupWorld({ rollups: { claim: 2, coalesceMs: 600_000, pollMs: 600_000 } });
+    await w.putManifest([w.def('done')]);
+    for (let i = 0; i < 9; i++) await w.send([{ timestamp: '2026-11-02T10:00:00Z' }]);
+    w.services.rollups.start();
+    const body = await eventually(
+      () => w.dailyNow({ from: '2026-11-02', to: '2026-11-02' }),
+      (b) => b.items[0]?.total.count === 9,
+    );
+    assert.deepEqual(body.items[0]?.total, { value: 9, count: 9 }, 'nine batches, two a transaction, no ten-minute pause between');
+  });
+
+  it('a committed batch wakes the running worker: it does not wait for its next poll', async () => {
+    const w = await rollupWorld({ rollups: { pollMs: 600_000 } });
+    await w.putManifest([w.def('done')]);
+    await w.catchUp();
+    w.services.rollups.start();
+    await new Promise((resolve) => setTimeout(resolve, 100)); // asleep until its next poll, in ten minutes
+    await w.send([{ timestamp: '2026-11-02T10:00:00Z' }]);
+    const body = await eventually(
+      () => w.dailyNow({ from: '2026-11-02', to: '2026-11-02' }),
+      (b) => b.items[0]?.status.state === 'current' && b.items[0]?.total.count === 1,
+    );
+    assert.deepEqual(body.items[0]?.total, { value: 1, count: 1 });
+  });
+
+  it('each batch counts once when two workers drain the outbox at the same time', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('done')]);
+    await w.catchUp();
+    for (let i = 0; i < 10; i++)
+      await w.send(Array.from({ length: 5 }, (_, j) => ({ timestamp: '2026-11-02T10:00:00Z', actor: { externalId: `w${j}` } })));
+    const other = new RollupWorker(w.db);
+    await Promise.all([other.catchUp(), w.catchUp(), other.catchUp()]);
+    const body = await w.dailyNow({ from: '2026-11-02', to: '2026-11-02' });
+    assert.deepEqual(body.items[0]?.total, { value: 50, count: 50 });
+  });
+
+  it('a recompute whose instance stopped is taken over once its lease expires', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('done')]);
+    await w.send(Array.from({ length: 7 }, (_, i) => ({ timestamp: `2026-11-0${i + 1}T10:00:00Z` })));
+    await w.catchUp();
+    await w.putManifest([w.def('done', { label: 'again' })]);
+    const first = new RollupWorker(w.db, { chunk: 2, leaseMs: 60_000 });
+    assert.equal(await first.recomputeOnce(), true, 'the first instance does a chunk, then stops');
+    const second = new RollupWorker(w.db, { chunk: 2, leaseMs: 60_000 });
+    assert.equal(await second.recomputeOnce(), false, 'the lease is held: the second instance does nothing');
+    await w.db.kysely
+      .updateTable('rollup_state')
+      .set({ lease_until: new Date(Date.now() - 1000).toISOString() })
+      .where('org_id', '=', w.tenant.orgId)
+      .execute();
+    await second.catchUp();
+    const body = await w.dailyNow({ from: '2026-11-01', to: '2026-11-07' });
+    assert.equal(body.items[0]?.status.state, 'current');
+    assert.deepEqual(body.items[0]?.total, { value: 7, count: 7 });
+  });
+});
+
+describe('Daily rollups: reading', () => {
+  it('per worker: workers ranked by the first statistic total, a page at a time, each with every statistic', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('a'), w.def('b', { sourceEventTypes: ['build.finished'], sourceEventCategories: ['CODE_CHANGE'] })]);
+    const ts = '2026-11-02T10:00:00Z';
+    const many = (externalId: string, n: number, extra: object = {}) =>
+      Array.from({ length: n }, () => ({ timestamp: ts, actor: { externalId }, ...extra }));
+    await w.send([
+      ...many('one', 1),
+      ...many('three', 3),
+      ...many('two', 2),
+      ...many('only-b', 2, { eventType: 'build.finished', category: 'CODE_CHANGE' }),
+    ]);
+    await w.catchUp();
+    const first = await w.dailyNow({ from: '2026-11-02', to: '2026-11-02', groupBy: 'worker', limit: '2' });
+    const slug = w.tenant.slug;
+    assert.deepEqual(
+      first.items.map((s) => [s.worker?.displayName, s.statisticId, s.total.count]),
+      [
+        ['three', `${slug}.a`, 3],
+        ['three', `${slug}.b`, 0],
+        ['two', `${slug}.a`, 2],
+        ['two', `${slug}.b`, 0],
+      ],
+    );
+    assert.ok(first.nextCursor);
+    const second = await w.dailyNow({ from: '2026-11-02', to: '2026-11-02', groupBy: 'worker', limit: '2', cursor: first.nextCursor });
+    assert.deepEqual(
+      second.items.filter((s) => s.statisticId === `${slug}.a`).map((s) => [s.worker?.displayName, s.total.count]),
+      [
+        ['one', 1],
+        ['only-b', 0],
+      ],
+    );
+    assert.equal(second.nextCursor, null);
+    const one = await w.dailyNow({
+      from: '2026-11-02',
+      to: '2026-11-02',
+      workerId: first.items[0]?.worker?.id ?? '',
+      statisticId: `${slug}.a`,
+    });
+    assert.deepEqual(one.items[0]?.total, { value: 3, count: 3 });
+  });
+
+  it('refuses a bad range, an unknown statistic and another organization worker', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('a')]);
+    const cases: [string, number, string][] = [
+      ['from=2026-11-02&to=2026-11-01', 400, 'to'],
+      ['from=2026-01-01&to=2027-01-02', 400, 'to'],
+      ['from=2026-11-01', 400, 'to'],
+      [`from=2026-11-01&to=2026-11-02&statisticId=${w.tenant.slug}.nope`, 400, 'statisticId'],
+      ['from=2026-11-01&to=2026-11-02&workerId=wkr_000000000AAAAAAAAAAAA', 404, 'worker'],
+    ];
+    for (const [query, status, names] of cases) {
+      const res = await w.api.get(`${DAILY}?${query}`);
+      assert.equal(res.status, status, `${query}: ${JSON.stringify(res.body)}`);
+      assert.match(res.body.error.message, new RegExp(names));
+    }
+    assert.equal((await w.api.get(`${DAILY}?from=2026-01-01&to=2026-12-31`)).status, 200, '366 days are allowed');
+    const last = await w.api.get(`${DAILY}?from=9999-12-30&to=9999-12-31`);
+    assert.deepEqual(
+      last.body.items[0].days.map((d: { day: string }) => d.day),
+      ['9999-12-30', '9999-12-31'],
+      'the last days there are',
+    );
+    const early = await w.api.get('/api/v1/console/reports/summary?from=0000-01-01&to=0000-01-02');
+    assert.equal(early.status, 400, 'a summary whose previous range would start before 0000-01-01');
+    assert.match(early.body.error.message, /from/);
+  });
+
+  it('summary: per pillar against the previous range, the event pillar overriding, default-disabled hidden unless asked, dimensions', async () => {
+    const w = await rollupWorld();
+    const slug = w.tenant.slug;
+    await w.putManifest([
+      w.def('done', { pillar: 'DELIVERY', feedsDimensions: ['performance', 'activity'] }),
+      w.def('hidden', { pillar: 'ACTIVITY', defaultEnabled: false, feedsDimensions: ['activity'] }),
+    ]);
+    await w.send([
+      { timestamp: '2026-11-08T10:00:00Z' },
+      { timestamp: '2026-11-09T10:00:00Z' },
+      { timestamp: '2026-11-09T11:00:00Z', pillar: 'REVIEW' },
+      { timestamp: '2026-11-05T10:00:00Z' },
+      { timestamp: '2026-11-09T12:00:00Z', actor: { externalId: 'other' } },
+    ]);
+    const body = await w.summary({ from: '2026-11-08', to: '2026-11-10' });
+    assert.deepEqual(body.previous, { from: '2026-11-05', to: '2026-11-07' });
+    assert.deepEqual(
+      body.pillars.map((p) => [p.pillar, p.statistics.map((s) => [s.statisticId, s.total.count, s.previousTotal.count])]),
+      [
+        ['DELIVERY', [[`${slug}.done`, 3, 1]]],
+        ['REVIEW', [[`${slug}.done`, 1, 0]]],
+      ],
+    );
+    const other = await w.db.kysely
+      .selectFrom('worker_external_ids')
+      .select('worker_id')
+      .where('external_id', '=', 'other')
+      .executeTakeFirstOrThrow();
+    const ofOne = await w.summary({ from: '2026-11-08', to: '2026-11-10', workerId: other.worker_id });
+    assert.deepEqual(
+      ofOne.pillars.map((p) => [p.pillar, p.statistics.map((s) => [s.statisticId, s.total.count, s.previousTotal.count])]),
+      [['DELIVERY', [[`${slug}.done`, 1, 0]]]],
+      "one worker's summary counts only their events",
+    );
+    assert.deepEqual(body.dimensions, [
+      { dimension: 'performance', statisticIds: [`${slug}.done`] },
+      { dimension: 'activity', statisticIds: [`${slug}.done`] },
+    ]);
+    const asked = await w.summary({ from: '2026-11-08', to: '2026-11-10', statisticId: `${slug}.hidden` });
+    assert.deepEqual(
+      asked.pillars.map((p) => [p.pillar, p.statistics.map((s) => [s.statisticId, s.total.count])]),
+      [
+        ['ACTIVITY', [[`${slug}.hidden`, 3]]],
+        ['REVIEW', [[`${slug}.hidden`, 1]]],
+      ],
+    );
+  });
+});
+
+describe('ingestctl rollups verify', () => {
+  async function verify(env: Record<string, string>, orgId: string) {
+    let out = '';
+    let err = '';
+    const code = await runIngestctl(['rollups', 'verify', '--org', orgId], { env, out: (t) => (out += t), err: (t) => (err += t) });
+    return { code, out, err };
+  }
+
+  it('finds no difference in rollups that are caught up, or with batches still waiting; prints each difference and exits non-zero', async () => {
+    const w = await rollupWorld();
+    const env = { DATABASE_URL: databaseUrlOf(w.config.database) };
+    await w.putManifest([w.def('a'), w.def('r', { aggregation: 'ratio', valueField: 'ok' })]);
+    await w.send([
+      { timestamp: '2026-11-02T10:00:00Z', metadata: { ok: true } },
+      { timestamp: '2026-11-03T10:00:00Z', pillar: 'REVIEW' },
+    ]);
+    await w.catchUp();
+    await w.send([{ timestamp: '2026-11-04T10:00:00Z' }]);
+    const clean = await verify(env, w.tenant.orgId);
+    assert.equal(clean.code, 0, clean.err);
+    assert.match(clean.out, /differences: 0/);
+
+    await w.catchUp();
+    await w.db.kysely
+      .updateTable('rollup_days')
+      .set({ count: 5 })
+      .where('org_id', '=', w.tenant.orgId)
+      .where('day', '=', '2026-11-03')
+      .execute();
+    const tampered = await verify(env, w.tenant.orgId);
+    assert.notEqual(tampered.code, 0);
+    assert.match(tampered.err, new RegExp(`${w.tenant.slug}\\.a 2026-11-03 wkr_\\S+ REVIEW: expected count 1 .* stored count 5`));
+  });
+});
+
+describe('Daily rollups: changes made through the console', () => {
+  it("the organization PATCH of the time zone and the console's manifest PUT both recompute", async () => {
+    const w = await rollupWorld();
+    const { console: owner } = await signIn(w.app, w.db, { orgId: w.tenant.orgId, role: 'owner' });
+    await w.putManifest([w.def('done')]);
+    await w.send([{ timestamp: '2026-11-10T23:30:00Z' }]);
+    await w.catchUp();
+    assert.equal((await owner.patch('/api/v1/console/organization', { body: { timeZone: 'Asia/Kathmandu' } })).status, 200);
+    const zoned = await w.daily({ from: '2026-11-10', to: '2026-11-11' });
+    // Stored in its canonical spelling.
+    assert.equal(zoned.timeZone, new Intl.DateTimeFormat('en-US', { timeZone: 'Asia/Kathmandu' }).resolvedOptions().timeZone);
+    assert.deepEqual(
+      dayValues(zoned.items[0]).map(([, v]) => v),
+      [0, 1],
+    );
+
+    const put = await owner.put(`/api/v1/console/apps/${w.tenant.appId}/statistics`, {
+      body: { statistics: [w.def('done', { aggregation: 'durationMinutes' })] },
+    });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    assert.equal((await w.dailyNow({ from: '2026-11-10', to: '2026-11-11' })).items[0]?.status.state, 'recomputing');
+    const after = await w.daily({ from: '2026-11-10', to: '2026-11-11' });
+    assert.deepEqual(after.items[0]?.total, { value: 0, count: 1 });
+  });
+});
+
+describe('Daily rollups and retention', () => {
+  it('outlive the events EVENT_RETENTION_DAYS sweeps, go themselves after ROLLUP_RETENTION_DAYS, and verify compares only the days left whole', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('done')]);
+    const now = new Date('2026-11-20T12:00:00Z');
+    await w.send([
+      { timestamp: '2026-07-01T10:00:00Z' }, // older than both retention periods
+      { timestamp: '2026-09-01T10:00:00Z' }, // older than the events' 60 days, within the rollups' 120
+      { timestamp: '2026-11-10T10:00:00Z' },
+    ]);
+    await w.catchUp();
+    const counts = async () =>
+      dayValues((await w.daily({ from: '2026-07-01', to: '2026-11-10' })).items[0]).filter(([, , count]) => count > 0);
+    assert.deepEqual(await counts(), [
+      ['2026-07-01', 1, 1],
+      ['2026-09-01', 1, 1],
+      ['2026-11-10', 1, 1],
+    ]);
+
+    const retention = { events: 60, rollups: 120 };
+    await new RetentionSweeper(w.db, retention, silentLogger, { restFactor: 0 }).sweep(now);
+    const left = await w.db.kysely.selectFrom('events').select('ts').where('org_id', '=', w.tenant.orgId).orderBy('ts').execute();
+    assert.deepEqual(
+      left.map((e) => e.ts),
+      ['2026-11-10T10:00:00.000Z'],
+      'the expired events are gone',
+    );
+    assert.deepEqual(
+      await counts(),
+      [
+        ['2026-09-01', 1, 1],
+        ['2026-11-10', 1, 1],
+      ],
+      "the rollups keep September's day, and drop July's",
+    );
+
+    assert.deepEqual((await verifyRollups(w.db, w.tenant.orgId, firstWholeDay(retention, now))).differences, []);
+    const everyDay = await verifyRollups(w.db, w.tenant.orgId);
+    assert.equal(everyDay.differences.length, 1, 'compared over every day, September has no events left');
+    assert.match(everyDay.differences[0] as string, / 2026-09-01 .*expected nothing, stored count 1/);
+  });
+});
