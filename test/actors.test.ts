@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createApp } from '../src/app';
+import { ActorResolver } from '../src/domain/actors';
 import { addWorker } from '../src/domain/administration';
 import { client } from './support/client';
 import { testDialect } from './support/database';
@@ -171,6 +172,26 @@ describe('Actor resolution', () => {
     const ids = responses.map((r) => r.body.results.accepted[0].id);
     assert.deepEqual(new Set(await workerOfEvents(db, ids)), new Set([racers[0]?.id]));
     assert.equal((await workersOf(db, tenant.orgId)).length, 21);
+  });
+
+  it('creates the same new people named in opposite orders by concurrent transactions without deadlocking (not retried here)', async () => {
+    const { db, tenant } = await setup();
+    const { id: connectionId } = await db.kysely
+      .selectFrom('connections')
+      .select('id')
+      .where('app_id', '=', tenant.appId)
+      .executeTakeFirstOrThrow();
+    const scope = { orgId: tenant.orgId, appId: tenant.appId, connectionId };
+    const actors = Array.from({ length: 12 }, (_, i) => ({ externalId: `both-${i}`, email: `both-${i}@x.example` }));
+    // Straight through kysely: db.transaction would retry the loser of a deadlock and hide it.
+    const resolveIn = (order: typeof actors) =>
+      db.kysely.transaction().execute(async (trx) => {
+        const resolved = await new ActorResolver(trx, scope).resolveAll(order, (a) => a);
+        return new Map(resolved.map(({ item, worker }) => [item.externalId, worker.id]));
+      });
+    const [forward, backward] = await Promise.all([resolveIn(actors), resolveIn([...actors].reverse())]);
+    assert.deepEqual(forward, backward, 'both transactions resolve every person to the same worker');
+    assert.equal((await workersOf(db, tenant.orgId)).length, actors.length);
   });
 
   it('creates one worker for concurrent first sightings by externalId only', async () => {

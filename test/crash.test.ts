@@ -69,6 +69,7 @@ describe(`Crash safety (${testDialect})`, () => {
     const { key, organizationId } = JSON.parse(out) as { key: string; organizationId: string };
 
     const batches: Batch[] = [];
+    const errorLines: string[] = [];
     let server: ServerProcess = await startServer(env);
     try {
       for (let round = 0; round < ROUNDS; round++) {
@@ -86,6 +87,7 @@ describe(`Crash safety (${testDialect})`, () => {
         killed = true;
         server.child.kill('SIGKILL');
         await server.exited;
+        errorLines.push(...server.errorLines);
         await Promise.all(senders);
         server = await startServer(env);
         // An answered request that is not final (409) is retried like an unanswered one.
@@ -95,6 +97,7 @@ describe(`Crash safety (${testDialect})`, () => {
     } finally {
       server.child.kill('SIGTERM');
       await server.exited;
+      errorLines.push(...server.errorLines);
     }
 
     const unanswered = batches.filter((b) => !b.outcome);
@@ -103,7 +106,13 @@ describe(`Crash safety (${testDialect})`, () => {
       [],
       'every batch got a final answer after retries',
     );
-    for (const batch of batches) assert.equal(batch.outcome?.status, 202, `batch ${batch.id} answered ${batch.outcome?.status}`);
+    for (const batch of batches) {
+      assert.equal(
+        batch.outcome?.status,
+        202,
+        `batch ${batch.id} answered ${batch.outcome?.status}; the service logged:\n${errorLines.join('\n')}`,
+      );
+    }
 
     const db = openDatabase(dbConfig);
     try {

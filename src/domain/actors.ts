@@ -50,6 +50,23 @@ export class ActorResolver {
     return this.byId.has(workerId);
   }
 
+  /**
+   * The actors' workers, in order (see resolve). The missing ones are created and linked in one
+   * order, by externalId then email, whatever the batch's: two batches that create the same people
+   * then wait for each other on PostgreSQL instead of deadlocking. Ties keep the batch's order.
+   */
+  async resolveAll<T>(items: T[], actorOf: (item: T) => Schema<'Actor'>): Promise<Array<{ item: T; worker: WorkerRef }>> {
+    const identity = (a: Schema<'Actor'>) => a.externalId ?? a.email?.toLowerCase() ?? '';
+    const toCreate = items.map(actorOf).filter((a) => !a.workerId);
+    // Code-unit order: a total order, the same in every instance.
+    toCreate.sort((a, b) => (identity(a) < identity(b) ? -1 : identity(a) > identity(b) ? 1 : 0));
+    for (const actor of toCreate) await this.resolve(actor);
+    // Every actor is known now: these lookups reach no database.
+    const resolved: Array<{ item: T; worker: WorkerRef }> = [];
+    for (const item of items) resolved.push({ item, worker: await this.resolve(actorOf(item)) });
+    return resolved;
+  }
+
   /** The actor's worker, created if nothing matches. A workerId must have passed knownWorkerId. */
   async resolve(actor: Schema<'Actor'>): Promise<WorkerRef> {
     if (actor.workerId) return this.byId.get(actor.workerId) as WorkerRef;

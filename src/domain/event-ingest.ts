@@ -86,11 +86,8 @@ export async function storeBatch(trx: Transaction<Database>, judged: JudgedBatch
   // as the last write of the batch, so concurrent batches of the organization hold it for as little as possible.
   const granted = quota === null ? resolvable : await reserveEvents(trx, ctx.principal.orgId, month, resolvable, quota);
   const split = splitBatch(judged, known, granted);
-  const entries: TimelineEntry[] = [];
-  for (const { event, ts } of split.stored) {
-    const worker = await resolver.resolve(event.actor);
-    entries.push({ kind: 'event', workerId: worker.id, ts, event });
-  }
+  const resolved = await resolver.resolveAll(split.stored, (c) => c.event.actor);
+  const entries: TimelineEntry[] = resolved.map(({ item: { event, ts }, worker }) => ({ kind: 'event', workerId: worker.id, ts, event }));
   const ids = await insertEvents(trx, ctx, entries);
   // The rollups worker adds the batch once it is committed (src/domain/rollups.ts); ids[0] is the batch's id.
   if (ids.length > 0)

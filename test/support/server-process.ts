@@ -5,6 +5,8 @@ export interface ServerProcess {
   child: ChildProcess;
   port: number;
   exited: Promise<number | null>;
+  /** The lines the service logged at error level or above, for the message of a failed assertion. */
+  errorLines: string[];
 }
 
 const root = path.join(__dirname, '..', '..');
@@ -34,6 +36,12 @@ export async function startServer(env: Record<string, string>, options: { built?
     child.stderr?.on('data', (chunk) => (errors += String(chunk)));
     void exited.then((code) => reject(new Error(`server exited with ${code} before listening: ${errors}`)));
   });
-  child.stdout?.resume();
-  return { child, port, exited };
+  const errorLines: string[] = [];
+  let partial = '';
+  child.stdout?.on('data', (chunk) => {
+    const lines = (partial + String(chunk)).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) if (/"level":(50|60)/.test(line)) errorLines.push(line.slice(0, 2000));
+  });
+  return { child, port, exited, errorLines };
 }
