@@ -190,13 +190,14 @@ export async function addChunkInDatabase(
   days: { day: string; start: string }[],
 ): Promise<{ counted: number; last: EventKey | undefined }> {
   const list = [...definitions].flatMap(([appId, ofApp]) => ofApp.map((definition) => ({ appId, definition })));
-  const valued = list.map(({ definition }) => (definition.aggregation === 'sumField' || definition.aggregation === 'ratio') && definition.valueField !== undefined);
+  const valueFields = list.map(({ definition }) => (definition.aggregation === 'sumField' || definition.aggregation === 'ratio' ? definition.valueField : undefined));
   const rows = list.map(
     ({ appId, definition }, i) =>
       sql`(${i}::int, ${appId}::text, ${definition.id}::text, ${definition.ownedBy === 'extractor'}::boolean, ${definition.sourceEventTypes}::text[], ${definition.sourceEventCategories}::text[], ${definition.pillar}::text, ${definition.aggregation}::text)`,
   );
-  const values = list.flatMap(({ definition }, i) => (valued[i] ? [sql`when ${i} then ${valueAt(definition.valueField as string)}`] : []));
+  const values = valueFields.flatMap((field, i) => (field === undefined ? [] : [sql`when ${i} then ${valueAt(field)}`]));
   const after = chunk.after ?? { ts: '', id: '' };
+  // Rows are written in key order, as addParts writes them: concurrent writers lock rows in the same order.
   const order = (columns: string[]) => sql.join(columns.map((c) => sql`${sql.ref(c)} collate "C"`));
   const added = (table: string) =>
     sql.join(['count', 'sum', 'numerator', 'denominator'].map((c) => sql`${sql.ref(c)} = ${sql.ref(`${table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`));
@@ -221,7 +222,7 @@ export async function addChunkInDatabase(
     with ${read},
     counted as materialized (
       select r.app_id, r.worker_id, r.ts, r.event_type, r.category, r.statistic_id, r.duration, r.pillar,
-             ${valued.some(Boolean) ? sql`r.metadata::jsonb` : sql`null::jsonb`} as m
+             ${values.length > 0 ? sql`r.metadata::jsonb` : sql`null::jsonb`} as m
         from read r
        where r.kind = 'event'
          and (r.batch_id is null
