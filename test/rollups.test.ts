@@ -353,7 +353,10 @@ describe('Daily rollups: a recompute values stored events as new batches are val
     await changeAllowedEventTypes(w.db, other.id, ['ticket.resolved'], true);
     const otherKey = (await issueKey(w.db, other.id)).key;
     await w.putManifest([w.def('done')]);
-    const res = await client(w.app).put('/api/v1/apps/statistics', { key: otherKey, body: { statistics: [definition(`${w.tenant.slug}-b`, 'done')] } });
+    const res = await client(w.app).put('/api/v1/apps/statistics', {
+      key: otherKey,
+      body: { statistics: [definition(`${w.tenant.slug}-b`, 'done')] },
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     await w.send([{ timestamp: '2026-11-02T10:00:00Z' }]);
     await ingest(w.app, otherKey, [{ timestamp: '2026-11-02T10:00:00Z' }, { timestamp: '2026-11-02T11:00:00Z' }]);
@@ -373,7 +376,9 @@ describe('Daily rollups: a recompute values stored events as new batches are val
     const w = await rollupWorld();
     await w.putManifest([w.def('done')]);
     // Six events over a year: the days between them are no chunk's.
-    await w.send(['2026-01-05', '2026-01-06', '2026-03-01', '2026-07-01', '2026-07-02', '2026-12-30'].map((d) => ({ timestamp: `${d}T10:00:00Z` })));
+    await w.send(
+      ['2026-01-05', '2026-01-06', '2026-03-01', '2026-07-01', '2026-07-02', '2026-12-30'].map((d) => ({ timestamp: `${d}T10:00:00Z` })),
+    );
     await w.catchUp();
     await w.putManifest([w.def('done', { label: 'again' })]);
     // Batches committed during the recompute: read by its chunks, counted by the outbox.
@@ -382,7 +387,11 @@ describe('Daily rollups: a recompute values stored events as new batches are val
     const worker = new RollupWorker(w.db, { chunk: 2 });
     const positions: (string | null)[] = [];
     while (await worker.recomputeOnce()) {
-      const state = await w.db.kysely.selectFrom('rollup_state').select('scan_ts').where('org_id', '=', w.tenant.orgId).executeTakeFirstOrThrow();
+      const state = await w.db.kysely
+        .selectFrom('rollup_state')
+        .select('scan_ts')
+        .where('org_id', '=', w.tenant.orgId)
+        .executeTakeFirstOrThrow();
       positions.push(state.scan_ts);
     }
     assert.deepEqual(positions, [

@@ -77,6 +77,7 @@ export function daysSpanned(from: string, through: string, timeZone: string): { 
   const first = localDate(Date.parse(from), timeZone);
   const count = Math.round((Date.parse(localDate(Date.parse(through), timeZone)) - Date.parse(first)) / 86_400_000);
   const days: { day: string; start: string }[] = [];
-  for (let i = 0, day = first; i <= count; i++, day = nextDay(day)) days.push({ day, start: new Date(startOf(day, timeZone)).toISOString() });
+  for (let i = 0, day = first; i <= count; i++, day = nextDay(day))
+    days.push({ day, start: new Date(startOf(day, timeZone)).toISOString() });
   return days;
 }
