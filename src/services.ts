@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import type { Config } from './config';
 import { configuredDocument } from './contract/document';
 import type { OpenApiDocument } from './contract/document-source';
-import { ContractValidators, type ItemValidator } from './contract/validators';
+import type { Schema } from './contract/types';
+import { ContractValidators, type TypedValidator } from './contract/validators';
 import type { Db } from './data/db';
 import { cursorSecret } from './data/settings';
 import type { ReadContext } from './domain/console-read';
@@ -27,7 +28,7 @@ export interface Services {
   /** Compiled once from `contract`. */
   validators: ContractValidators;
   /** The per-item validators of the ingest endpoints, taken from `validators`. */
-  validate: { event: ItemValidator; snapshot: ItemValidator };
+  validate: { event: TypedValidator<Schema<'IngestEvent'>>; snapshot: TypedValidator<Schema<'IngestSnapshot'>> };
   authenticator: Authenticator;
   manifests: StatisticManifests;
   rateLimiter: RateLimiter;
@@ -66,7 +67,7 @@ export function createServices(config: Config, db: Db, options: ServiceOptions):
     db,
     contract,
     validators,
-    validate: { event: validators.item('IngestEvent'), snapshot: validators.item('IngestSnapshot') },
+    validate: { event: validators.typed('IngestEvent'), snapshot: validators.typed('IngestSnapshot') },
     authenticator: new Authenticator(db, config.authCacheTtlSeconds),
     manifests: new StatisticManifests(db, validators),
     rateLimiter,

@@ -3,6 +3,7 @@ import { createApp } from '../src/app';
 import type { DatabaseConfig } from '../src/config';
 import { openDatabase, type Db } from '../src/data/db';
 import { insertEvents } from '../src/data/events';
+import { newId } from '../src/data/ids';
 import { RetentionSweeper } from '../src/domain/retention';
 import { registry } from '../src/metrics';
 import { createServices } from '../src/services';
@@ -31,7 +32,7 @@ async function insertRows(db: Db, tenant: Tenant, count: number, ts: string): Pr
     insertEvents(
       trx,
       origin,
-      Array.from({ length: count }, () => ({ kind: 'event' as const, workerId: 'wrk_bulk', ts, event })),
+      Array.from({ length: count }, () => ({ kind: 'event' as const, id: newId('evt'), workerId: 'wrk_bulk', ts, event })),
     ),
   );
 }

@@ -1,6 +1,7 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { sourceDocument, type OpenApiDocument } from './document-source';
+import type { Schema, SchemaName } from './types';
 
 export interface SchemaIssue {
   /** JSON pointer of the offending value, relative to the validated item. */
@@ -10,6 +11,9 @@ export interface SchemaIssue {
 }
 
 export type ItemValidator = (value: unknown) => SchemaIssue | undefined;
+
+/** A validator whose valid value comes back as its component's generated type. */
+export type TypedValidator<T> = (value: unknown) => { issue: SchemaIssue } | { value: T };
 
 /**
  * Validators compiled from the contract's components.schemas, for checks the
@@ -44,6 +48,16 @@ export class ContractValidators {
     const validate = this.ajv.getSchema(`contract#/components/schemas/${schemaName}`) as ValidateFunction | undefined;
     if (!validate) throw new Error(`openapi/v1.yaml has no schema ${schemaName}`);
     return (value) => (validate(value) ? undefined : describe(validate.errors ?? []));
+  }
+
+  /** Like item, and a valid value comes back typed. */
+  typed<N extends SchemaName>(schemaName: N): TypedValidator<Schema<N>> {
+    const issueOf = this.item(schemaName);
+    // The one place a component's name meets its generated type: Ajv has just checked the value against that very schema.
+    return (value) => {
+      const issue = issueOf(value);
+      return issue ? { issue } : { value: value as Schema<N> };
+    };
   }
 
   /**

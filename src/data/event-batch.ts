@@ -1,25 +1,25 @@
 import { sql } from 'kysely';
 import type { Schema } from '../contract/types';
 import type { EventOrigin } from './events';
-import { newIds } from './ids';
 import { prepareOnEveryConnection } from './postgres';
 import type { Executor } from './schema';
 
-/** An event to store, with its index in the request. */
+/** An event to store, with its index in the request and its id if stored. */
 export interface BatchEvent {
   index: number;
+  id: string;
   ts: string;
   event: Schema<'IngestEvent'>;
 }
 
 /**
  * What one statement decided: the indexes of the events whose workerId is not
- * the organization's, and the ids of the rest that it stored (the first that
- * fit under the quota, in order).
+ * the organization's, and how many of the rest it stored (the first that fit
+ * under the quota, in order).
  */
 export interface StatementOutcome {
   unknownWorkerIds: number[];
-  storedIds: string[];
+  granted: number;
 }
 
 interface Outcome {
@@ -51,8 +51,7 @@ export async function storeBatchInOneStatement(
   events: BatchEvent[],
 ): Promise<StatementOutcome | undefined> {
   const { orgId, appId, integrationId } = origin.principal;
-  const ids = newIds('evt', events.length);
-  const rows = JSON.stringify(events.map((e, i) => rowOf(e, ids[i] as string)));
+  const rows = JSON.stringify(events.map(rowOf));
   const query = sql<Outcome>`
     with p as (
       select ${orgId}::text as org_id, ${appId}::text as app_id, ${month}::text as month, ${quota}::integer as quota
@@ -116,15 +115,12 @@ export async function storeBatchInOneStatement(
     from wanted w, grant_ g
   `.compile(db);
   prepareOnEveryConnection(query.sql);
-  const outcome = (await db.executeQuery(query)).rows[0] as Outcome;
-  if (outcome.declined) return undefined;
-  const unknownWorkerIds = outcome.unknown ?? [];
-  const unknown = new Set(unknownWorkerIds);
-  const storedIds = ids.filter((_, i) => !unknown.has((events[i] as BatchEvent).index)).slice(0, outcome.granted as number);
-  return { unknownWorkerIds, storedIds };
+  const [outcome] = (await db.executeQuery(query)).rows;
+  if (!outcome || outcome.declined || outcome.granted === null) return undefined;
+  return { unknownWorkerIds: outcome.unknown ?? [], granted: outcome.granted };
 }
 
-function rowOf({ index, ts, event }: BatchEvent, id: string) {
+function rowOf({ index, id, ts, event }: BatchEvent) {
   const { workerId, externalId, email } = event.actor;
   return {
     o: index,

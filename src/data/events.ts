@@ -1,7 +1,6 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { sql, type Transaction } from 'kysely';
 import type { Schema } from '../contract/types';
-import { newIds } from './ids';
 import { eventColumns, type Database, type EventsTable } from './schema';
 import type { MetricEntry } from './snapshots';
 import { sqliteConnectionOf } from './sqlite';
@@ -15,27 +14,26 @@ export interface EventOrigin {
 
 /** What goes on the timeline: an accepted event, or a snapshot (kept there as history). */
 export type TimelineEntry =
-  | { kind: 'event'; workerId: string; ts: string; event: Schema<'IngestEvent'> }
-  | { kind: 'snapshot'; workerId: string; ts: string; snapshot: Schema<'IngestSnapshot'>; metrics: MetricEntry[] };
+  | { kind: 'event'; id: string; workerId: string; ts: string; event: Schema<'IngestEvent'> }
+  | { kind: 'snapshot'; id: string; workerId: string; ts: string; snapshot: Schema<'IngestSnapshot'>; metrics: MetricEntry[] };
 
 const columns = Object.keys(eventColumns) as (keyof EventsTable)[];
 
 /**
  * Stores the entries on the timeline inside `trx`, a transaction of
- * Db.transaction(), and returns their new ids in the same order. On SQLite
+ * Db.transaction(), as one batch known by its first entry's id. On SQLite
  * through one cached single-row statement on the transaction's connection:
  * half the cost of a many-row INSERT built by Kysely (measured). On
  * PostgreSQL as one fixed statement over column arrays (unnest): one
  * parameter per column whatever the batch size, instead of one per column
  * and row that the server would parse and plan anew for every batch.
  */
-export async function insertEvents(trx: Transaction<Database>, origin: EventOrigin, entries: TimelineEntry[]): Promise<string[]> {
-  const ids = newIds('evt', entries.length);
-  if (entries.length === 0) return ids;
+export async function insertEvents(trx: Transaction<Database>, origin: EventOrigin, entries: TimelineEntry[]): Promise<void> {
+  const [first] = entries;
+  if (!first) return;
   const receivedAt = origin.receivedAt.toISOString();
-  // A batch is known by its first event's id (the rollups' outbox row has it too).
-  const batchId = ids[0] as string;
-  const rows = entries.map((entry, i) => rowOf(ids[i] as string, entry, origin, receivedAt, batchId));
+  // The rollups' outbox row of the batch has the same id.
+  const rows = entries.map((entry) => rowOf(entry, origin, receivedAt, first.id));
   const connection = sqliteConnectionOf(trx);
   if (connection) {
     const statement = insertOneRow(connection);
@@ -44,16 +42,15 @@ export async function insertEvents(trx: Transaction<Database>, origin: EventOrig
     const arrays = columns.map((name) => sql`${rows.map((row) => row[name])}::${sql.raw(eventColumns[name].sqlType)}[]`);
     await sql`insert into events (${sql.join(columns.map((name) => sql.ref(name)))}) select * from unnest(${sql.join(arrays)})`.execute(trx);
   }
-  return ids;
 }
 
 // One object literal for both kinds: built with a spread of the common fields, the row cost four
 // times as much to make and bind (measured, 100-row batches on SQLite).
-function rowOf(id: string, entry: TimelineEntry, origin: EventOrigin, receivedAt: string, batchId: string): EventsTable {
+function rowOf(entry: TimelineEntry, origin: EventOrigin, receivedAt: string, batchId: string): EventsTable {
   const { orgId, appId, integrationId } = origin.principal;
   const event = entry.kind === 'event' ? entry.event : undefined;
   return {
-    id,
+    id: entry.id,
     org_id: orgId,
     app_id: appId,
     worker_id: entry.workerId,

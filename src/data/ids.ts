@@ -9,15 +9,24 @@ const RANDOM_BYTES = 9;
  * then 12 random base64url characters. Time-ordered keys keep B-tree inserts
  * at the right edge of the index. The randomness for a whole batch is drawn at
  * once: one call per id was a measurable share of a batch's cost.
+ * Returns the items, each with a new id of its own.
  */
-export function newIds(prefix: IdPrefix, count: number): string[] {
-  const time = Date.now().toString(36).padStart(9, '0');
-  const random = randomBytes(RANDOM_BYTES * count);
-  return Array.from({ length: count }, (_, i) => `${prefix}_${time}${random.toString('base64url', i * RANDOM_BYTES, (i + 1) * RANDOM_BYTES)}`);
+export function withNewIds<T extends object>(prefix: IdPrefix, items: T[]): Array<T & { id: string }> {
+  const time = timePart();
+  const random = randomBytes(RANDOM_BYTES * items.length);
+  return items.map((item, i) => ({ ...item, id: idOf(prefix, time, random, i) }));
 }
 
 export function newId(prefix: IdPrefix): string {
-  return newIds(prefix, 1)[0] as string;
+  return idOf(prefix, timePart(), randomBytes(RANDOM_BYTES), 0);
+}
+
+function timePart(): string {
+  return Date.now().toString(36).padStart(9, '0');
+}
+
+function idOf(prefix: IdPrefix, time: string, random: Buffer, i: number): string {
+  return `${prefix}_${time}${random.toString('base64url', i * RANDOM_BYTES, (i + 1) * RANDOM_BYTES)}`;
 }
 
 export function nowIso(): string {

@@ -69,7 +69,11 @@ export class ActorResolver {
 
   /** The actor's worker, created if nothing matches. A workerId must have passed knownWorkerId. */
   async resolve(actor: Schema<'Actor'>): Promise<WorkerRef> {
-    if (actor.workerId) return this.byId.get(actor.workerId) as WorkerRef;
+    if (actor.workerId) {
+      const known = this.byId.get(actor.workerId);
+      if (!known) throw new Error(`workerId ${actor.workerId} was resolved without passing knownWorkerId`);
+      return known;
+    }
     const email = actor.email?.toLowerCase();
 
     const linked = actor.externalId ? this.byExternalId.get(actor.externalId) : undefined;
@@ -78,11 +82,10 @@ export class ActorResolver {
     const listed = email ? this.byEmail.get(email) : undefined;
     if (listed) return this.link(actor, listed, false);
 
-    const { worker, created } = await createWorker(this.db, {
-      ...this.scope,
-      displayName: actor.displayName ?? actor.email ?? (actor.externalId as string),
-      email: actor.email,
-    });
+    // The contract's Actor has a workerId, an externalId or an email: here one of the last two.
+    const displayName = actor.displayName ?? actor.email ?? actor.externalId;
+    if (displayName === undefined) throw new Error('an actor without workerId, externalId or email passed the contract');
+    const { worker, created } = await createWorker(this.db, { ...this.scope, displayName, email: actor.email });
     if (email) this.byEmail.set(email, worker);
     return this.link(actor, worker, created);
   }

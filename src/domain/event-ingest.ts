@@ -1,9 +1,10 @@
 import type { Transaction } from 'kysely';
 import type { Schema } from '../contract/types';
-import type { ItemValidator } from '../contract/validators';
+import type { TypedValidator } from '../contract/validators';
 import type { Db } from '../data/db';
 import { storeBatchInOneStatement } from '../data/event-batch';
 import { insertEvents, type TimelineEntry } from '../data/events';
+import { withNewIds } from '../data/ids';
 import { insertOutbox } from '../data/rollups';
 import type { Database, Executor } from '../data/schema';
 import { retryingConflicts } from '../data/transaction';
@@ -25,8 +26,10 @@ export interface BatchContext {
   receivedAt: Date;
 }
 
+/** An event that passed so far, with the id it is stored under if it is. */
 interface Candidate {
   index: number;
+  id: string;
   event: Schema<'IngestEvent'>;
   ts: string;
 }
@@ -49,7 +52,12 @@ export interface JudgedBatch {
  * schema, actor, timestamp, whitelist, statisticId. A month whose quota is
  * already used up refuses the whole batch.
  */
-export async function judgeBatch(db: Db, validate: ItemValidator, items: unknown[], ctx: BatchContext): Promise<JudgedBatch> {
+export async function judgeBatch(
+  db: Db,
+  validate: TypedValidator<Schema<'IngestEvent'>>,
+  items: unknown[],
+  ctx: BatchContext,
+): Promise<JudgedBatch> {
   metrics.batchSize.observe(items.length);
   const month = monthOf(ctx.receivedAt);
   const rules = await ingestRules(db.kysely, ctx.principal.appId, month);
@@ -57,13 +65,15 @@ export async function judgeBatch(db: Db, validate: ItemValidator, items: unknown
     metrics.quotaRefusals.inc();
     throw new ApiError('quota_exceeded', `The organization's monthly event quota of ${rules.quota} is exhausted for ${month}.`);
   }
-  const judged: JudgedBatch = { ctx, month, quota: rules.quota, candidates: [], rejected: [], oneStatement: db.dialect === 'postgres' };
+  const passed: Array<Omit<Candidate, 'id'>> = [];
+  const rejected: Schema<'RejectedEvent'>[] = [];
   items.forEach((item, index) => {
     const verdict = judgeEvent(validate, item, index, ctx.receivedAt, rules);
-    if ('code' in verdict) judged.rejected.push({ index, ...verdict });
-    else judged.candidates.push({ index, ...verdict });
+    if ('code' in verdict) rejected.push({ index, ...verdict });
+    else passed.push({ index, ...verdict });
   });
-  return judged;
+  const candidates = withNewIds('evt', passed);
+  return { ctx, month, quota: rules.quota, candidates, rejected, oneStatement: db.dialect === 'postgres' };
 }
 
 /**
@@ -87,13 +97,22 @@ export async function storeBatch(trx: Transaction<Database>, judged: JudgedBatch
   const granted = quota === null ? resolvable : await reserveEvents(trx, ctx.principal.orgId, month, resolvable, quota);
   const split = splitBatch(judged, known, granted);
   const resolved = await resolver.resolveAll(split.stored, (c) => c.event.actor);
-  const entries: TimelineEntry[] = resolved.map(({ item: { event, ts }, worker }) => ({ kind: 'event', workerId: worker.id, ts, event }));
-  const ids = await insertEvents(trx, ctx, entries);
-  // The rollups worker adds the batch once it is committed (src/domain/rollups.ts); ids[0] is the batch's id.
-  if (ids.length > 0)
-    await insertOutbox(trx, { id: ids[0] as string, orgId: ctx.principal.orgId, appId: ctx.principal.appId, eventIds: ids });
+  const entries: TimelineEntry[] = resolved.map(({ item: { id, event, ts }, worker }) => ({
+    kind: 'event',
+    id,
+    workerId: worker.id,
+    ts,
+    event,
+  }));
+  await insertEvents(trx, ctx, entries);
+  // The rollups worker adds the batch once it is committed (src/domain/rollups.ts); it is known by its first event's id.
+  const [first] = split.stored;
+  if (first) {
+    const eventIds = split.stored.map((c) => c.id);
+    await insertOutbox(trx, { id: first.id, orgId: ctx.principal.orgId, appId: ctx.principal.appId, eventIds });
+  }
   if (quota === null) await reserveEvents(trx, ctx.principal.orgId, month, split.stored.length, null);
-  return outcomeOf(split, ids);
+  return outcomeOf(split);
 }
 
 /**
@@ -113,10 +132,7 @@ async function inOneStatement(db: Executor, judged: JudgedBatch): Promise<BatchO
     return undefined;
   }
   const unknown = new Set(done.unknownWorkerIds);
-  return outcomeOf(
-    splitBatch(judged, (c) => !unknown.has(c.index), done.storedIds.length),
-    done.storedIds,
-  );
+  return outcomeOf(splitBatch(judged, (c) => !unknown.has(c.index), done.granted));
 }
 
 interface SplitBatch {
@@ -146,25 +162,24 @@ function splitBatch(judged: JudgedBatch, known: (c: Candidate) => boolean, grant
   return { stored: resolvable.slice(0, granted), rejected: rejected.sort((a, b) => a.index - b.index) };
 }
 
-/** `ids`: those of the stored events, in order. */
-function outcomeOf(split: SplitBatch, ids: string[]): BatchOutcome {
+function outcomeOf(split: SplitBatch): BatchOutcome {
   return {
-    accepted: split.stored.map(({ event, ts }, i) => ({ eventType: event.eventType, timestamp: ts, id: ids[i] as string })),
+    accepted: split.stored.map(({ id, event, ts }) => ({ eventType: event.eventType, timestamp: ts, id })),
     rejected: split.rejected,
   };
 }
 
 function judgeEvent(
-  validate: ItemValidator,
+  validate: TypedValidator<Schema<'IngestEvent'>>,
   item: unknown,
   index: number,
   receivedAt: Date,
   rules: IngestRules,
 ): Rejection | { event: Schema<'IngestEvent'>; ts: string } {
   const pointer = `/events/${index}`;
-  const schemaRejection = judgeSchema(validate, item, pointer);
-  if (schemaRejection) return schemaRejection;
-  const event = item as Schema<'IngestEvent'>;
+  const verdict = judgeSchema(validate, item, pointer);
+  if ('code' in verdict) return verdict;
+  const event = verdict.value;
   const ts = normalizeTimestamp(event.timestamp, receivedAt);
   if (!ts) return { code: 'invalid_body', message: `${pointer}/timestamp ${UNREPRESENTABLE_TIMESTAMP}` };
   if (!rules.allowedEventTypes.has(event.eventType)) {

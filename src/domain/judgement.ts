@@ -1,5 +1,5 @@
 import { actorKeys } from '../contract/constants';
-import type { ItemValidator } from '../contract/validators';
+import type { TypedValidator } from '../contract/validators';
 import type { ErrorCode } from '../errors';
 
 export type Rejection = { code: ErrorCode; message: string };
@@ -9,9 +9,10 @@ export type Rejection = { code: ErrorCode; message: string };
  * none of the identifying fields (actorKeys) is `missing_actor`; any other schema
  * failure is `invalid_body`. `pointer` locates the item in the request body.
  */
-export function judgeSchema(validate: ItemValidator, item: unknown, pointer: string): Rejection | undefined {
-  const issue = validate(item);
-  if (!issue) return undefined;
+export function judgeSchema<T>(validate: TypedValidator<T>, item: unknown, pointer: string): Rejection | { value: T } {
+  const verdict = validate(item);
+  if ('value' in verdict) return verdict;
+  const { issue } = verdict;
   const actorMissing =
     (issue.path === '' && issue.keyword === 'required' && issue.message.includes('"actor"')) ||
     (issue.path === '/actor' && (issue.keyword === 'anyOf' || issue.keyword === 'minProperties'));

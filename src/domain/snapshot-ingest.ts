@@ -1,7 +1,8 @@
 import type { Transaction } from 'kysely';
 import type { Schema } from '../contract/types';
-import type { ItemValidator } from '../contract/validators';
+import type { TypedValidator } from '../contract/validators';
 import { insertEvents } from '../data/events';
+import { newId } from '../data/ids';
 import type { Database } from '../data/schema';
 import { upsertCurrentSnapshot, type MetricEntry } from '../data/snapshots';
 import type { WorkerRef } from '../data/workers';
@@ -28,10 +29,10 @@ export interface JudgedSnapshot {
 }
 
 /** Judges the snapshot against its schema and its timestamp; throws the contract's error for the first issue. */
-export function judgeSnapshot(validate: ItemValidator, body: unknown, ctx: SnapshotContext): JudgedSnapshot {
-  const rejection = judgeSchema(validate, body, '');
-  if (rejection) throw new ApiError(rejection.code, rejection.message);
-  const snapshot = body as Schema<'IngestSnapshot'>;
+export function judgeSnapshot(validate: TypedValidator<Schema<'IngestSnapshot'>>, body: unknown, ctx: SnapshotContext): JudgedSnapshot {
+  const verdict = judgeSchema(validate, body, '');
+  if ('code' in verdict) throw new ApiError(verdict.code, verdict.message);
+  const snapshot = verdict.value;
   const ts = normalizeTimestamp(snapshot.timestamp, ctx.receivedAt);
   if (!ts) throw new ApiError('invalid_body', `/timestamp ${UNREPRESENTABLE_TIMESTAMP}`);
   return { ctx, snapshot, ts, metrics: metricsInSentOrder(snapshot.metrics, ctx.rawBody) };
@@ -53,14 +54,15 @@ export async function storeSnapshot(
     throw new ApiError('worker_not_found', `/actor/workerId "${workerId}" is not a worker of this organization`);
   }
   const worker = await resolver.resolve(snapshot.actor);
-  const [eventId] = await insertEvents(trx, ctx, [{ kind: 'snapshot', workerId: worker.id, ts, snapshot, metrics }]);
+  const eventId = newId('evt');
+  await insertEvents(trx, ctx, [{ kind: 'snapshot', id: eventId, workerId: worker.id, ts, snapshot, metrics }]);
   await upsertCurrentSnapshot(trx, {
     ...ctx.principal,
     workerId: worker.id,
     snapshotType: snapshot.snapshotType,
     ts,
     metrics,
-    eventId: eventId as string,
+    eventId,
   });
   return { snapshotType: snapshot.snapshotType, worker };
 }
