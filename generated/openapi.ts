@@ -786,7 +786,7 @@ export interface components {
         Text: string;
         /**
          * Format: date-time
-         * @description ISO 8601 date-time with a timezone offset (`Z` or `±hh:mm`); a real date whose instant, in UTC, falls within the years 0000 to 9999.
+         * @description ISO 8601 date-time with a timezone offset (`Z` or `±hh:mm`), date and time separated by `T` (or a space); a real date whose instant, in UTC, falls within the years 0000 to 9999.
          */
         Timestamp: string;
         /** @description Free-form metadata, at most 16 KB when serialized as JSON, nested within the body's 64 levels. Never message bodies or source code. */

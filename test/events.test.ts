@@ -278,7 +278,11 @@ describe('POST /api/v1/ingest/events', () => {
       ['2026-11-20T14:03:11Z', '2026-11-20T14:03:11.000Z'],
       ['2026-11-20T14:03:11+02:00', '2026-11-20T12:03:11.000Z'],
       ['2026-11-20T14:03:11.123-05:30', '2026-11-20T19:33:11.123Z'],
+      ['2026-11-20 14:03:11Z', '2026-11-20T14:03:11.000Z'],
       ['2026-11-20T14:03:11', undefined],
+      // Whitespace the date-time format alone would take for the separator (found by the fuzzer).
+      ['2026-11-20\uFEFF14:03:11Z', undefined],
+      ['2026-11-20\t14:03:11Z', undefined],
       ['2026-11-20', undefined],
       ['2026-02-31T10:00:00Z', undefined],
       ['2026-11-20T25:00:00Z', undefined],

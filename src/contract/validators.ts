@@ -98,6 +98,8 @@ function conditionOf(error: ErrorObject): string {
   return description ? ` ${description}` : '';
 }
 
+const DATE_TIME_MESSAGE = 'must be an ISO 8601 date-time with a timezone offset (Z or ±hh:mm) and a real date';
+
 function messageOf(error: ErrorObject): string {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
@@ -108,9 +110,12 @@ function messageOf(error: ErrorObject): string {
     case 'required':
       return `must have the property "${String(params.missingProperty)}"`;
     case 'format':
-      return params.format === 'date-time'
-        ? 'must be an ISO 8601 date-time with a timezone offset (Z or ±hh:mm) and a real date'
-        : `must be a valid ${String(params.format)}`;
+      return params.format === 'date-time' ? DATE_TIME_MESSAGE : `must be a valid ${String(params.format)}`;
+    case 'pattern':
+      // The Timestamp's pattern only narrows its format: one message for both.
+      return (error.parentSchema as { format?: string } | undefined)?.format === 'date-time'
+        ? DATE_TIME_MESSAGE
+        : (error.message ?? 'is not valid');
     case 'propertyNames':
       return `has an invalid property name "${String(params.propertyName)}"`;
     case 'oneOf':
