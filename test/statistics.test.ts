@@ -3,28 +3,12 @@ import request, { type Response } from 'supertest';
 import { changeAllowedEventTypes } from '../src/domain/administration';
 import { client } from './support/client';
 import { setup } from './support/fixtures';
+import { definition, type Definition } from './support/rollups';
 
 const path = '/api/v1/apps/statistics';
 const categoriesB = ['PRESENCE', 'COMMUNICATION', 'CODE_CHANGE', 'CODE_REVIEW', 'TASK_UPDATE', 'MEETING', 'DOCUMENT', 'AI_TASK'];
 const dimensions = ['satisfaction', 'performance', 'activity', 'communication', 'efficiency'];
 const typesAllowingMany = Array.from({ length: 33 }, (_, i) => `type.t${String(i).padStart(2, '0')}`);
-
-type Definition = Record<string, unknown>;
-
-/** A valid definition of the app `slug`, with `overrides` applied (undefined removes a field). */
-function definition(slug: string, name: string, overrides: Definition = {}): Definition {
-  const base: Definition = {
-    id: `${slug}.${name}`,
-    label: 'Tickets resolved',
-    pillar: 'DELIVERY',
-    format: 'number',
-    aggregation: 'count',
-    sourceEventTypes: ['ticket.resolved'],
-    sourceEventCategories: ['TASK_UPDATE'],
-  };
-  const merged = { ...base, ...overrides };
-  return Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== undefined));
-}
 
 /** The id `slug.xxx…` of exactly `length` characters. */
 function idOfLength(slug: string, length: number): string {

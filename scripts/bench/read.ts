@@ -21,7 +21,7 @@ import { memoryOf } from './proc';
 import type { Kind } from './report';
 import { setPassword as setMemberPassword } from '../../src/domain/sessions';
 import { startBuiltServer, type Running } from './server-process';
-import { bulkLoad, freshTarget, numberEnv, postgresReachable, setUp, type Setup, type Target } from './targets';
+import { benchPostgresUrl, bulkLoad, databasesEnv, freshTarget, numberEnv, postgresReachable, setUp, type Setup, type Target } from './targets';
 import { externalIdOf, makePool, rowTemplates } from './workload';
 
 const settings = {
@@ -33,8 +33,8 @@ const settings = {
   ingestConnections: numberEnv('BENCH_INGEST_CONNECTIONS', 2),
   /** Ingest requests (100 events each) per second while the readers run: 1,000 events/s, 4,000 times the data set's daily rate. */
   ingestRate: numberEnv('BENCH_INGEST_RATE', 10),
-  databases: (process.env.BENCH_DATABASES ?? 'sqlite,postgres').split(',').map((d) => d.trim()).filter(Boolean) as Kind[],
-  postgresUrl: process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+  databases: databasesEnv(),
+  postgresUrl: benchPostgresUrl,
   serverLogLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
   resultsDir: path.resolve(projectRoot, process.env.BENCH_RESULTS_DIR ?? 'bench/results', 'read'),
 };

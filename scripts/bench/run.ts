@@ -53,7 +53,18 @@ import {
 } from './report';
 import { backlog, benchManifest, lastDays, ownerSession, putManifest, recomputeDone, rollupDelayP99, slugOf, timeRead } from './rollups';
 import { rawPostgres, rawSqlite, type RawResult, type RawScope } from './raw';
-import { bulkLoad, countEvents, freshTarget, numberEnv, postgresReachable, setUp, type Setup, type Target } from './targets';
+import {
+  benchPostgresUrl,
+  bulkLoad,
+  countEvents,
+  databasesEnv,
+  freshTarget,
+  numberEnv,
+  postgresReachable,
+  setUp,
+  type Setup,
+  type Target,
+} from './targets';
 import { freePort, startBuiltServer, stopChild, type Running } from './server-process';
 import { allowedEventTypes, makePool, rowTemplates, type RowTemplate } from './workload';
 
@@ -65,8 +76,8 @@ const settings = {
   batch: numberEnv('BENCH_BATCH', 100),
   workers: numberEnv('BENCH_WORKERS', 1000),
   bodies: numberEnv('BENCH_BODIES', 200),
-  databases: (process.env.BENCH_DATABASES ?? 'sqlite,postgres').split(',').map((d) => d.trim()).filter(Boolean) as Kind[],
-  postgresUrl: process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+  databases: databasesEnv(),
+  postgresUrl: benchPostgresUrl,
   growth: process.env.BENCH_GROWTH !== '0',
   growthEvents: numberEnv('BENCH_GROWTH_EVENTS', 2_000_000),
   growthDays: 90,
@@ -84,9 +95,6 @@ const settings = {
   /** Service configuration for the run: limits raised by configuration, nothing else changed. */
   serverEnv: { RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_PER_ORG: '10000000', EVENT_CATEGORY_SET: 'B' } as Record<string, string>,
 };
-for (const kind of settings.databases) {
-  if (kind !== 'sqlite' && kind !== 'postgres') throw new Error(`BENCH_DATABASES: unknown database "${kind}" (sqlite, postgres)`);
-}
 
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const bench = harness('bench');

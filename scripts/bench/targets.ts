@@ -18,6 +18,21 @@ export function numberEnv(name: string, fallback: number): number {
   return value;
 }
 
+/** BENCH_DATABASES: the databases to measure, in order (sqlite,postgres by default). */
+export function databasesEnv(): Kind[] {
+  return (process.env.BENCH_DATABASES ?? 'sqlite,postgres')
+    .split(',')
+    .map((d) => d.trim())
+    .filter(Boolean)
+    .map((kind) => {
+      if (kind !== 'sqlite' && kind !== 'postgres') throw new Error(`BENCH_DATABASES: unknown database "${kind}" (sqlite, postgres)`);
+      return kind;
+    });
+}
+
+/** BENCH_POSTGRES_URL: the PostgreSQL server the benchmarks create their schemas in. */
+export const benchPostgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
 /** Undefined when PostgreSQL answers at `url`, else why not. */
 export async function postgresReachable(url: string): Promise<string | undefined> {
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 2000 });

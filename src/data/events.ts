@@ -13,7 +13,7 @@ export interface EventOrigin {
 }
 
 /** What goes on the timeline: an accepted event, or a snapshot (kept there as history). */
-export type TimelineEntry =
+export type NewTimelineEntry =
   | { kind: 'event'; id: string; workerId: string; ts: string; event: Schema<'IngestEvent'> }
   | { kind: 'snapshot'; id: string; workerId: string; ts: string; snapshot: Schema<'IngestSnapshot'>; metrics: MetricEntry[] };
 
@@ -28,7 +28,7 @@ const columns = Object.keys(eventColumns) as (keyof EventsTable)[];
  * parameter per column whatever the batch size, instead of one per column
  * and row that the server would parse and plan anew for every batch.
  */
-export async function insertEvents(trx: Transaction<Database>, origin: EventOrigin, entries: TimelineEntry[]): Promise<void> {
+export async function insertEvents(trx: Transaction<Database>, origin: EventOrigin, entries: NewTimelineEntry[]): Promise<void> {
   const [first] = entries;
   if (!first) return;
   const receivedAt = origin.receivedAt.toISOString();
@@ -46,7 +46,7 @@ export async function insertEvents(trx: Transaction<Database>, origin: EventOrig
 
 // One object literal for both kinds: built with a spread of the common fields, the row cost four
 // times as much to make and bind (measured, 100-row batches on SQLite).
-function rowOf(entry: TimelineEntry, origin: EventOrigin, receivedAt: string, batchId: string): EventsTable {
+function rowOf(entry: NewTimelineEntry, origin: EventOrigin, receivedAt: string, batchId: string): EventsTable {
   const { orgId, appId, integrationId } = origin.principal;
   const event = entry.kind === 'event' ? entry.event : undefined;
   return {

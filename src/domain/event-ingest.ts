@@ -3,7 +3,7 @@ import type { Schema } from '../contract/types';
 import type { TypedValidator } from '../contract/validators';
 import type { Db } from '../data/db';
 import { storeBatchInOneStatement } from '../data/event-batch';
-import { insertEvents, type TimelineEntry } from '../data/events';
+import { insertEvents, type NewTimelineEntry } from '../data/events';
 import { withNewIds } from '../data/ids';
 import { insertOutbox } from '../data/rollups';
 import type { Database, Executor } from '../data/schema';
@@ -97,7 +97,7 @@ export async function storeBatch(trx: Transaction<Database>, judged: JudgedBatch
   const granted = quota === null ? resolvable : await reserveEvents(trx, ctx.principal.orgId, month, resolvable, quota);
   const split = splitBatch(judged, known, granted);
   const resolved = await resolver.resolveAll(split.stored, (c) => c.event.actor);
-  const entries: TimelineEntry[] = resolved.map(({ item: { id, event, ts }, worker }) => ({
+  const entries: NewTimelineEntry[] = resolved.map(({ item: { id, event, ts }, worker }) => ({
     kind: 'event',
     id,
     workerId: worker.id,

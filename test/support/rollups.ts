@@ -9,9 +9,9 @@ export type Definition = Record<string, unknown>;
 
 export const ALLOWED = ['ticket.resolved', 'build.finished', 'review.done'];
 
-/** A definition of the app `slug` (counting ticket.resolved / TASK_UPDATE), with overrides. */
+/** A definition of the app `slug` (counting ticket.resolved / TASK_UPDATE), with overrides (undefined removes a field). */
 export function definition(slug: string, name: string, overrides: Definition = {}): Definition {
-  return {
+  const merged: Definition = {
     id: `${slug}.${name}`,
     label: `Label ${name}`,
     pillar: 'DELIVERY',
@@ -21,6 +21,7 @@ export function definition(slug: string, name: string, overrides: Definition = {
     sourceEventCategories: ['TASK_UPDATE'],
     ...overrides,
   };
+  return Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== undefined));
 }
 
 /**

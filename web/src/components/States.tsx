@@ -41,6 +41,21 @@ export function failureMessage(error: unknown): string {
   return error instanceof ApiFailure ? error.message : 'The service could not be reached. Try again.';
 }
 
+/** A form's problem as an alert; nothing when there is none. */
+export function FormProblem({ problem, className }: { problem: string | false | undefined; className?: string }) {
+  if (!problem) return null;
+  return (
+    <p className={className ? `form-error ${className}` : 'form-error'} role="alert">
+      {problem}
+    </p>
+  );
+}
+
+/** Why a request failed, as an alert; nothing when it did not. */
+export function RequestFailure({ failure }: { failure: unknown }) {
+  return <FormProblem problem={failure !== null && failure !== undefined && failureMessage(failure)} />;
+}
+
 /** What became of a form's change: its failure as an alert, or `saved` once it is done. */
 export function SaveOutcome({
   mutation,
@@ -49,11 +64,6 @@ export function SaveOutcome({
   mutation: { isError: boolean; isSuccess: boolean; error: unknown };
   saved?: string;
 }) {
-  if (mutation.isError)
-    return (
-      <p className="form-error" role="alert">
-        {failureMessage(mutation.error)}
-      </p>
-    );
+  if (mutation.isError) return <RequestFailure failure={mutation.error} />;
   return mutation.isSuccess ? <p role="status">{saved}</p> : null;
 }

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { useLocation } from 'wouter';
 import { $api } from '../../api/query';
-import { ErrorState, Loading, failureMessage } from '../../components/States';
+import { ErrorState, Loading, RequestFailure } from '../../components/States';
 import { useTitle } from '../../components/useTitle';
 import { rememberSession } from './session';
 
@@ -76,11 +76,7 @@ export function Invite() {
             The two passwords differ.
           </p>
         )}
-        {accept.isError && (
-          <p className="form-error" role="alert">
-            {failureMessage(accept.error)}
-          </p>
-        )}
+        <RequestFailure failure={accept.error} />
         <button type="submit" className="button" disabled={accept.isPending || mismatch}>
           Set password and sign in
         </button>

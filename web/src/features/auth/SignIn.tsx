@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { useLocation, useSearch } from 'wouter';
 import { $api } from '../../api/query';
-import { failureMessage } from '../../components/States';
+import { RequestFailure } from '../../components/States';
 import { useTitle } from '../../components/useTitle';
 import { rememberSession } from './session';
 
@@ -46,11 +46,7 @@ export function SignIn() {
             onChange={(e) => setPassword(e.target.value)}
           />
         </label>
-        {signIn.isError && (
-          <p className="form-error" role="alert">
-            {failureMessage(signIn.error)}
-          </p>
-        )}
+        <RequestFailure failure={signIn.error} />
         <button type="submit" className="button" disabled={signIn.isPending}>
           {signIn.isPending ? 'Signing in…' : 'Sign in'}
         </button>

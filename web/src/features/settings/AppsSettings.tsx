@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
 import { $api, invalidate } from '../../api/query';
-import { Empty, failureMessage } from '../../components/States';
+import { Empty, RequestFailure } from '../../components/States';
 import { QueryView } from '../../components/QueryView';
 
 /** The organization's apps, and a form for a new one. */
@@ -59,11 +59,7 @@ export function AppsSettings() {
           <span>Name</span>
           <input value={name} required maxLength={200} onChange={(e) => setName(e.target.value)} />
         </label>
-        {create.isError && (
-          <p className="form-error" role="alert">
-            {failureMessage(create.error)}
-          </p>
-        )}
+        <RequestFailure failure={create.error} />
         <button type="submit" className="button" disabled={create.isPending}>
           Create app
         </button>

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import type { components } from '../../../../generated/openapi';
 import { $api, invalidate } from '../../api/query';
-import { Empty, failureMessage } from '../../components/States';
+import { Empty, RequestFailure } from '../../components/States';
 import { DataTable, QueryView, actionsColumn } from '../../components/QueryView';
 import { formatDateTime } from '../../components/time';
 import { useTimeZone } from '../../components/useTimeZone';
@@ -89,11 +89,7 @@ export function Keys({ appId }: { appId: string }) {
           </DataTable>
         )}
       </QueryView>
-      {revoke.isError && (
-        <p className="form-error" role="alert">
-          {failureMessage(revoke.error)}
-        </p>
-      )}
+      <RequestFailure failure={revoke.error} />
       <form onSubmit={submit} className="inline-form" aria-label="Issue a key">
         <label className="field">
           <span>Expires (optional)</span>
@@ -103,11 +99,7 @@ export function Keys({ appId }: { appId: string }) {
           Issue a key
         </button>
       </form>
-      {issue.isError && (
-        <p className="form-error" role="alert">
-          {failureMessage(issue.error)}
-        </p>
-      )}
+      <RequestFailure failure={issue.error} />
     </section>
   );
 }

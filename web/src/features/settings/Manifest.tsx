@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import type { components } from '../../../../generated/openapi';
 import { $api, invalidate } from '../../api/query';
-import { failureMessage } from '../../components/States';
+import { failureMessage, FormProblem } from '../../components/States';
 import { QueryView } from '../../components/QueryView';
 
 type ManifestBody = components['schemas']['StatisticsPutRequest'];
@@ -51,11 +51,7 @@ function ManifestEditor({ appId, initial }: { appId: string; initial: string }) 
           aria-invalid={problem ? true : undefined}
         />
       </label>
-      {problem && (
-        <p className="form-error" role="alert">
-          {problem}
-        </p>
-      )}
+      <FormProblem problem={problem} />
       {save.isSuccess && !problem && <p role="status">Saved. Past events are counted again under the new manifest.</p>}
       <button type="submit" className="button" disabled={save.isPending}>
         Save manifest

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import type { components } from '../../../../generated/openapi';
 import { $api, invalidate } from '../../api/query';
-import { failureMessage } from '../../components/States';
+import { RequestFailure } from '../../components/States';
 import { DataTable, QueryView, actionsColumn } from '../../components/QueryView';
 import { useSession } from '../auth/session';
 import { CopyButton } from '../../components/CopyButton';
@@ -73,11 +73,7 @@ export function MembersSettings() {
             </DataTable>
           )}
         </QueryView>
-        {failure && (
-          <p className="form-error" role="alert">
-            {failureMessage(failure)}
-          </p>
-        )}
+        <RequestFailure failure={failure} />
       </section>
       <InviteForm roles={assignable} onInvited={changed} />
     </div>
@@ -120,11 +116,7 @@ function InviteForm({ roles: choices, onInvited }: { roles: Role[]; onInvited: (
           ))}
         </select>
       </label>
-      {invite.isError && (
-        <p className="form-error" role="alert">
-          {failureMessage(invite.error)}
-        </p>
-      )}
+      <RequestFailure failure={invite.error} />
       <button type="submit" className="button" disabled={invite.isPending}>
         Invite
       </button>

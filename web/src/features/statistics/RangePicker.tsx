@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from 'react';
+import { FormProblem } from '../../components/States';
 import { addDays } from '../../components/time';
 
 export interface DayRange {
@@ -47,11 +48,7 @@ export function RangePicker({ range, today, onChange }: { range: DayRange; today
           Show
         </button>
       </div>
-      {problem && (
-        <p className="form-error filters__problem" role="alert">
-          {problem}
-        </p>
-      )}
+      <FormProblem problem={problem} className="filters__problem" />
     </form>
   );
 }

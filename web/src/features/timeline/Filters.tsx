@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import type { components } from '../../../../generated/openapi';
 import { $api, queryClient } from '../../api/query';
-import { failureMessage } from '../../components/States';
+import { failureMessage, FormProblem } from '../../components/States';
 import { categoryLabels, isCategory } from './rows';
 import type { TimelineFilters } from './useTimeline';
 
@@ -122,11 +122,7 @@ export function Filters({
           Clear
         </button>
       </div>
-      {problem && (
-        <p className="form-error filters__problem" role="alert">
-          {problem}
-        </p>
-      )}
+      <FormProblem problem={problem} className="filters__problem" />
     </form>
   );
 }
