@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { setTimeZone } from '../src/data/organizations';
 import { snapshotHistory, timeline, timelineDay, timelineExport, worker, workers, type ReadContext } from '../src/domain/console-read';
 import { CursorCodec } from '../src/domain/cursor';
-import { dayRange, today } from '../src/domain/local-day';
+import { dayRange, daysSpanned, localDate, today } from '../src/domain/local-day';
 import { csvCell, csvHeader, exportRecord } from '../src/domain/timeline-export';
 import { ApiError } from '../src/errors';
 import { ingest, ingestSnapshot } from './support/console-data';
@@ -36,6 +36,37 @@ describe('Calendar days in a time zone (local-day)', () => {
     assert.equal(today('UTC', now), '2026-11-22');
     assert.equal(today('Europe/Berlin', now), '2026-11-23');
     assert.equal(today('America/Los_Angeles', now), '2026-11-22');
+  });
+});
+
+describe('The days an instant range spans in a time zone (daysSpanned)', () => {
+  // An instant's day, as PostgreSQL looks it up in the list (width_bucket): the last day starting at or before it.
+  const dayIn = (days: { day: string; start: string }[], ts: string) => days.filter((d) => d.start <= ts).at(-1)?.day;
+
+  for (const [zone, from, through] of [
+    ['Europe/Berlin', '2026-03-27T20:00:00.000Z', '2026-04-01T03:00:00.000Z'],
+    ['America/Los_Angeles', '2026-10-30T00:00:00.000Z', '2026-11-03T12:00:00.000Z'],
+    ['Asia/Kathmandu', '2026-05-01T17:00:00.000Z', '2026-05-04T19:00:00.000Z'],
+    ['Pacific/Chatham', '2026-04-03T10:00:00.000Z', '2026-04-07T10:00:00.000Z'],
+    ['Pacific/Apia', '2011-12-28T00:00:00.000Z', '2012-01-02T00:00:00.000Z'],
+  ] as const) {
+    it(`puts every minute from ${from} to ${through} on its local day in ${zone}`, () => {
+      const days = daysSpanned(from, through, zone);
+      assert.equal(days[0]?.day, localDate(Date.parse(from), zone));
+      for (let ms = Date.parse(from); ms <= Date.parse(through); ms += 60_000) {
+        const ts = new Date(ms).toISOString();
+        assert.equal(dayIn(days, ts), localDate(ms, zone), ts);
+      }
+    });
+  }
+
+  it('lists a day the zone skipped (Samoa, 2011-12-30) with the start of the next: no instant is on it', () => {
+    const days = daysSpanned('2011-12-29T00:00:00.000Z', '2011-12-31T00:00:00.000Z', 'Pacific/Apia');
+    assert.deepEqual(
+      days.map((d) => d.day),
+      ['2011-12-28', '2011-12-29', '2011-12-30', '2011-12-31'],
+    );
+    assert.equal(days[2]?.start, days[3]?.start);
   });
 });
 

@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
+import pino from 'pino';
 import { runIngestctl } from '../src/cli/ingestctl';
-import { updateOrganization } from '../src/domain/administration';
+import { changeAllowedEventTypes, createApp, issueKey, updateOrganization } from '../src/domain/administration';
 import { firstWholeDay, RetentionSweeper } from '../src/domain/retention';
 import { verifyRollups } from '../src/domain/rollup-verify';
 import { RollupWorker } from '../src/domain/rollups';
 import { databaseUrlOf, silentLogger } from './support/fixtures';
+import { client } from './support/client';
 import { signIn } from './support/console';
+import { ingest } from './support/console-data';
 import { eventually } from './support/eventually';
-import { dayValues, rollupWorld } from './support/rollups';
+import { dayValues, definition, rollupWorld } from './support/rollups';
 
 const DAILY = '/api/v1/console/statistics/daily';
 
@@ -281,6 +284,126 @@ describe('Daily rollups: manifest replaced', () => {
     const body = await w.daily({ from: '2026-11-02', to: '2026-11-02' });
     assert.deepEqual(body.items[0]?.total, { value: 3, count: 3 });
     assert.equal(body.items[0]?.label, 'second');
+  });
+});
+
+describe('Daily rollups: a recompute values stored events as new batches are valued', () => {
+  it('dotted paths into objects only, numbers at their limits, booleans, durations', async () => {
+    const w = await rollupWorld();
+    const definitions = [
+      w.def('points', { aggregation: 'sumField', valueField: 'a.b' }),
+      w.def('share', { aggregation: 'ratio', valueField: 'a.b', format: 'percent' }),
+      w.def('size', { aggregation: 'sumField', valueField: 'v' }),
+      w.def('largest', { aggregation: 'sumField', valueField: 'w' }),
+      w.def('first', { aggregation: 'sumField', valueField: 'list.0' }),
+      w.def('time', { aggregation: 'durationMinutes', format: 'duration_minutes' }),
+    ];
+    await w.putManifest(definitions);
+    const ts = '2026-11-02T10:00:00Z';
+    await w.send([
+      { timestamp: ts, duration: 90, metadata: { a: { b: 2 }, v: 1e21 } },
+      { timestamp: ts, metadata: { a: { b: true }, v: 5e-324 } },
+      { timestamp: ts, metadata: { a: [{ b: 100 }], v: 1.5e-7, list: [4] } }, // an array is not walked into
+      { timestamp: ts, metadata: { list: { '0': 3 } } },
+      { timestamp: ts, metadata: { a: { b: '3' }, w: 1.7976931348623157e308 } },
+      { timestamp: ts, metadata: { 'a.b': 50, a: { b: false } } },
+      { timestamp: ts, metadata: { a: { b: -0.25, c: { b: 9 } } } },
+      { timestamp: ts, metadata: { a: null, v: '7' } },
+      { timestamp: ts, duration: 30 },
+    ]);
+    const totals = async () => (await w.daily({ from: '2026-11-02', to: '2026-11-02' })).items.map((s) => [s.statisticId, s.total]);
+    const added = await totals();
+    assert.deepEqual(added, [
+      [`${w.tenant.slug}.points`, { value: 1.75, count: 9 }],
+      [`${w.tenant.slug}.share`, { value: 0.6875, count: 9, numerator: 2.75, denominator: 4 }],
+      [`${w.tenant.slug}.size`, { value: 1e21, count: 9 }],
+      [`${w.tenant.slug}.largest`, { value: 1.7976931348623157e308, count: 9 }],
+      [`${w.tenant.slug}.first`, { value: 3, count: 9 }],
+      [`${w.tenant.slug}.time`, { value: 2, count: 9 }],
+    ]);
+    // The same manifest again: everything recomputed from the stored events, to the same totals, by
+    // PostgreSQL itself (a chunk it could not read would be summed by the service, with a warning).
+    await w.putManifest(definitions);
+    const warnings: string[] = [];
+    await new RollupWorker(w.db, { logger: pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) }) }).catchUp();
+    assert.deepEqual(warnings, []);
+    assert.deepEqual(await totals(), added);
+  });
+
+  it('a chunk whose metadata PostgreSQL cannot read (a \\u0000 escape) is summed by the service instead', async () => {
+    const w = await rollupWorld();
+    const definitions = [w.def('share', { aggregation: 'ratio', valueField: 'a.b', format: 'percent' })];
+    await w.putManifest(definitions);
+    const ts = '2026-11-02T10:00:00Z';
+    await w.send([
+      { timestamp: ts, metadata: { a: { b: 1 }, note: 'a \u0000 inside' } },
+      { timestamp: ts, metadata: { a: { b: 0 }, 'key \u0000': 1 } },
+      { timestamp: ts, metadata: { a: { b: true } } },
+    ]);
+    await w.catchUp();
+    await w.putManifest(definitions);
+    const body = await w.daily({ from: '2026-11-02', to: '2026-11-02' });
+    assert.equal(body.items[0]?.status.state, 'current');
+    assert.deepEqual(body.items[0]?.total, { value: 2 / 3, count: 3, numerator: 2, denominator: 3 });
+  });
+
+  it("an app's events count for its own manifest only", async () => {
+    const w = await rollupWorld();
+    const other = await createApp(w.db, { orgId: w.tenant.orgId, slug: `${w.tenant.slug}-b`, name: 'Other', asEmail: w.tenant.ownerEmail });
+    await changeAllowedEventTypes(w.db, other.id, ['ticket.resolved'], true);
+    const otherKey = (await issueKey(w.db, other.id)).key;
+    await w.putManifest([w.def('done')]);
+    const res = await client(w.app).put('/api/v1/apps/statistics', {
+      key: otherKey,
+      body: { statistics: [definition(`${w.tenant.slug}-b`, 'done')] },
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    await w.send([{ timestamp: '2026-11-02T10:00:00Z' }]);
+    await ingest(w.app, otherKey, [{ timestamp: '2026-11-02T10:00:00Z' }, { timestamp: '2026-11-02T11:00:00Z' }]);
+    await w.catchUp(); // the batches leave the outbox: the recompute reads them
+    await w.putManifest([w.def('done', { label: 'again' })]);
+    const body = await w.daily({ from: '2026-11-02', to: '2026-11-02', statisticId: [`${w.tenant.slug}.done`, `${w.tenant.slug}-b.done`] });
+    assert.deepEqual(
+      body.items.map((s) => [s.statisticId, s.total.count]),
+      [
+        [`${w.tenant.slug}.done`, 1],
+        [`${w.tenant.slug}-b.done`, 2],
+      ],
+    );
+  });
+
+  it('ends a chunk after the events it read, however few of them count, and within days of its first', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('done')]);
+    // Six events over a year: the days between them are no chunk's.
+    await w.send(
+      ['2026-01-05', '2026-01-06', '2026-03-01', '2026-07-01', '2026-07-02', '2026-12-30'].map((d) => ({ timestamp: `${d}T10:00:00Z` })),
+    );
+    await w.catchUp();
+    await w.putManifest([w.def('done', { label: 'again' })]);
+    // Batches committed during the recompute: read by its chunks, counted by the outbox.
+    await w.send([{ timestamp: '2026-01-05T11:00:00Z' }, { timestamp: '2026-01-05T12:00:00Z' }]);
+    await w.services.rollups.drainOnce();
+    const worker = new RollupWorker(w.db, { chunk: 2 });
+    const positions: (string | null)[] = [];
+    while (await worker.recomputeOnce()) {
+      const state = await w.db.kysely
+        .selectFrom('rollup_state')
+        .select('scan_ts')
+        .where('org_id', '=', w.tenant.orgId)
+        .executeTakeFirstOrThrow();
+      positions.push(state.scan_ts);
+    }
+    assert.deepEqual(positions, [
+      '2026-01-05T11:00:00.000Z', // two read, one counts
+      '2026-01-06T10:00:00.000Z',
+      '2026-03-01T10:00:00.000Z', // the next event is months later
+      '2026-07-02T10:00:00.000Z',
+      '2026-12-30T10:00:00.000Z',
+      null, // done
+    ]);
+    const body = await w.dailyNow({ from: '2026-01-01', to: '2026-12-31' });
+    assert.deepEqual(body.items[0]?.total, { value: 8, count: 8 });
   });
 });
 

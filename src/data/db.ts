@@ -158,6 +158,12 @@ const UNAVAILABLE_CODES = new Set([
 ]);
 const UNAVAILABLE_MESSAGES = /Connection terminated|Query read timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|not queryable/i;
 
+/** Whether PostgreSQL refused a value the statement read or made (SQLSTATE class 22, data exception). */
+export function isDataException(err: unknown): boolean {
+  const { code } = (err ?? {}) as { code?: unknown };
+  return typeof code === 'string' && code.startsWith('22');
+}
+
 /** Whether a failure means the database could not be reached, rather than a fault of the query. */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };

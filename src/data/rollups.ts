@@ -90,40 +90,199 @@ export async function eventsByIds(db: Executor, ids: string[]): Promise<StoredEv
   return rows;
 }
 
+/** A position in the organization's events, in (`ts`, `id`) order. */
+export interface EventKey {
+  ts: string;
+  id: string;
+}
+
 /**
- * The organization's events after (`ts`, `id`), in that order, leaving out
- * those of batches still in the outbox (waiting, or already added to
- * `generation`): the outbox adds those.
+ * A chunk of a recompute: the organization's next `size` events after
+ * `after` (from the first when undefined) up to `through` (a timestamp), in
+ * (`ts`, `id`) order, of any kind and any batch: the bound is on what is
+ * read, however much of it counts.
  */
-export async function scanEvents(
-  db: Executor,
-  orgId: string,
-  after: { ts: string; id: string } | undefined,
-  generation: number,
-  limit: number,
-): Promise<StoredEvent[]> {
+export interface Chunk {
+  orgId: string;
+  /** The generation under recompute. */
+  generation: number;
+  after: EventKey | undefined;
+  through: string;
+  size: number;
+}
+
+/** The organization's first event after `after`, any kind; undefined when none is left. */
+export async function firstEventAfter(db: Executor, orgId: string, after: EventKey | undefined): Promise<EventKey | undefined> {
+  let query = db.selectFrom('events').select(['ts', 'id']).where('org_id', '=', orgId);
+  // A row-value comparison: both databases read it as one range of the (org_id, ts, id) index.
+  if (after) query = query.where((eb) => eb(eb.refTuple('ts', 'id'), '>', eb.tuple(after.ts, after.id)));
+  return query.orderBy('ts').orderBy('id').limit(1).executeTakeFirst();
+}
+
+/**
+ * The chunk's events that count: of kind event, leaving out those of batches
+ * still in the outbox (waiting, or already added to the generation under
+ * recompute), which the outbox adds; and the last event read.
+ */
+export async function readChunk(db: Executor, chunk: Chunk): Promise<{ events: StoredEvent[]; last: EventKey | undefined }> {
   let query = db
     .selectFrom('events as e')
     .select(eventFields.map((f) => `e.${f}` as const))
-    .where('e.org_id', '=', orgId)
-    .where('e.kind', '=', 'event')
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom('rollup_outbox as o')
-            .select('o.id')
-            .whereRef('o.id', '=', 'e.batch_id')
-            .where((o) => o.or([o('o.applied_generation', 'is', null), o('o.applied_generation', '=', generation)])),
-        ),
-      ),
+    .select((eb) =>
+      eb
+        .case()
+        .when(
+          eb.and([
+            eb('e.kind', '=', 'event'),
+            // Under an OR, PostgreSQL looks the batch up by its key for each event, never joining the
+            // whole outbox (which grows during a recompute) on statistics that may not have seen it grow.
+            eb.or([
+              eb('e.batch_id', 'is', null),
+              eb.not(
+                eb.exists(
+                  eb
+                    .selectFrom('rollup_outbox as o')
+                    .select('o.id')
+                    .whereRef('o.id', '=', 'e.batch_id')
+                    .where((o) => o.or([o('o.applied_generation', 'is', null), o('o.applied_generation', '=', chunk.generation)])),
+                ),
+              ),
+            ]),
+          ]),
+        )
+        .then(1)
+        .else(0)
+        .end()
+        .as('counts'),
     )
+    .where('e.org_id', '=', chunk.orgId)
+    .where('e.ts', '<=', chunk.through)
     .orderBy('e.ts')
     .orderBy('e.id')
-    .limit(limit);
-  // A row-value comparison: both databases read it as one range of the (org_id, ts, id) index.
+    .limit(chunk.size);
+  const after = chunk.after;
   if (after) query = query.where((eb) => eb(eb.refTuple('e.ts', 'e.id'), '>', eb.tuple(after.ts, after.id)));
-  return query.execute();
+  const rows = await query.execute();
+  const last = rows.at(-1);
+  return {
+    events: rows.filter((r) => Number(r.counts) === 1).map(({ counts: _, ...event }) => event),
+    last: last && { ts: last.ts, id: last.id },
+  };
+}
+
+/**
+ * PostgreSQL: adds the chunk's events that count (as readChunk tells them)
+ * to its generation in one statement, matched, valued, put on their day and
+ * summed in the database: nothing but the sums crosses to the service. The
+ * rules are those of src/domain/rollup-rules.ts (matches, partsOf, pillarOf),
+ * written in SQL; `days` (daysSpanned over the chunk) puts each event on its
+ * local day, so that days come from the one place the service computes them.
+ * Metadata is read as jsonb, whose numbers, booleans, objects and last-key-wins
+ * are JSON.parse's for the text the service stores; text jsonb refuses
+ * (a \u0000 escape) fails the statement with a data exception (SQLSTATE
+ * class 22), and the chunk is then added by the service instead. Resolves
+ * with how many events counted and the last event read.
+ */
+export async function addChunkInDatabase(
+  db: Executor,
+  chunk: Chunk,
+  definitions: Map<string, Definition[]>,
+  days: { day: string; start: string }[],
+): Promise<{ counted: number; last: EventKey | undefined }> {
+  const list = [...definitions].flatMap(([appId, ofApp]) => ofApp.map((definition) => ({ appId, definition })));
+  const valueFields = list.map(({ definition }) => (definition.aggregation === 'sumField' || definition.aggregation === 'ratio' ? definition.valueField : undefined));
+  const rows = list.map(
+    ({ appId, definition }, i) =>
+      sql`(${i}::int, ${appId}::text, ${definition.id}::text, ${definition.ownedBy === 'extractor'}::boolean, ${definition.sourceEventTypes}::text[], ${definition.sourceEventCategories}::text[], ${definition.pillar}::text, ${definition.aggregation}::text)`,
+  );
+  const values = valueFields.flatMap((field, i) => (field === undefined ? [] : [sql`when ${i} then ${valueAt(field)}`]));
+  const after = chunk.after ?? { ts: '', id: '' };
+  // Rows are written in key order, as addParts writes them: concurrent writers lock rows in the same order.
+  const order = (columns: string[]) => sql.join(columns.map((c) => sql`${sql.ref(c)} collate "C"`));
+  const added = (table: string) =>
+    sql.join(['count', 'sum', 'numerator', 'denominator'].map((c) => sql`${sql.ref(c)} = ${sql.ref(`${table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`));
+  const read = sql`
+    read as materialized (
+      select e.id, e.ts, e.kind, e.batch_id, e.app_id, e.worker_id, e.event_type, e.category, e.statistic_id, e.duration, e.pillar, e.metadata
+        from events e
+       where e.org_id = ${chunk.orgId} and (e.ts, e.id) > (${after.ts}, ${after.id}) and e.ts >= ${after.ts} and e.ts <= ${chunk.through}
+       order by e.ts, e.id
+       limit ${chunk.size}
+    ),
+    last as (select ts, id from read order by ts desc, id desc limit 1)`;
+  // The chunk's rows (tens of MB at most) held in memory: with the default 4 MB they go through temporary
+  // files. No JIT: the planner's estimates of the whole range ask for it, and compiling costs more than the chunk saves.
+  await sql`set local work_mem = '64MB'`.execute(db);
+  await sql`set local jit = off`.execute(db);
+  if (rows.length === 0) {
+    const result = await sql<{ ts: string; id: string }>`with ${read} select ts, id from last`.execute(db);
+    return { counted: 0, last: result.rows[0] };
+  }
+  const result = await sql<{ counted: string; ts: string | null; id: string | null }>`
+    with ${read},
+    counted as materialized (
+      select r.app_id, r.worker_id, r.ts, r.event_type, r.category, r.statistic_id, r.duration, r.pillar,
+             ${values.length > 0 ? sql`r.metadata::jsonb` : sql`null::jsonb`} as m
+        from read r
+       where r.kind = 'event'
+         and (r.batch_id is null
+              or not exists (select from rollup_outbox o
+                              where o.id = r.batch_id and (o.applied_generation is null or o.applied_generation = ${chunk.generation})))
+    ),
+    defs (i, app_id, id, extractor, types, categories, pillar, aggregation) as (values ${sql.join(rows)}),
+    matched as (
+      select d.id as statistic_id, c.worker_id, coalesce(c.pillar, d.pillar) as pillar, d.aggregation, c.duration,
+             (${days.map((d) => d.day)}::text[])[width_bucket(c.ts collate "C", ${days.map((d) => d.start)}::text[])] as day,
+             ${values.length > 0 ? sql`case d.i ${sql.join(values, sql` `)} end` : sql`null::jsonb`} as v
+        from counted c
+        join defs d on d.app_id = c.app_id
+         and case when c.statistic_id is not null then c.statistic_id = d.id
+                  else not d.extractor and c.event_type = any(d.types) and c.category = any(d.categories) end
+    ),
+    parts as (
+      select statistic_id, day, worker_id, pillar,
+             count(*) as count,
+             coalesce(sum(case aggregation
+                            when 'sumField' then case when jsonb_typeof(v) = 'number' then (v #>> '{}')::float8 end
+                            when 'durationMinutes' then duration end), 0)::float8 as sum,
+             coalesce(sum(case when aggregation = 'ratio' then
+                            case jsonb_typeof(v) when 'number' then (v #>> '{}')::float8 when 'boolean' then (v #>> '{}')::boolean::int end
+                          end), 0)::float8 as numerator,
+             count(*) filter (where aggregation = 'ratio' and jsonb_typeof(v) in ('number', 'boolean')) as denominator
+        from matched
+       group by statistic_id, day, worker_id, pillar
+    ),
+    per_worker as (
+      insert into rollup_days (org_id, generation, statistic_id, day, worker_id, pillar, count, sum, numerator, denominator)
+      select ${chunk.orgId}, ${chunk.generation}, statistic_id, day, worker_id, pillar, count, sum, numerator, denominator
+        from parts
+       order by ${order(['statistic_id', 'day', 'worker_id', 'pillar'])}
+      on conflict (org_id, generation, statistic_id, day, worker_id, pillar) do update set ${added('rollup_days')}
+    ),
+    per_org as (
+      insert into rollup_org_days (org_id, generation, statistic_id, day, pillar, count, sum, numerator, denominator)
+      select ${chunk.orgId}, ${chunk.generation}, statistic_id, day, pillar, sum(count), sum(sum), sum(numerator), sum(denominator)
+        from parts
+       group by statistic_id, day, pillar
+       order by ${order(['statistic_id', 'day', 'pillar'])}
+      on conflict (org_id, generation, statistic_id, day, pillar) do update set ${added('rollup_org_days')}
+    )
+    select (select count(*) from counted) as counted, last.ts, last.id from (select 1) one left join last on true
+  `.execute(db);
+  const row = result.rows[0];
+  return { counted: Number(row?.counted ?? 0), last: row?.ts && row.id ? { ts: row.ts, id: row.id } : undefined };
+}
+
+/**
+ * jsonb `c.m` at a dotted path as fieldOf walks it: own keys of objects only
+ * (never into an array), null when absent. A key PostgreSQL text cannot hold
+ * (U+0000) is in no metadata it can read: null.
+ */
+function valueAt(path: string) {
+  const keys = path.split('.');
+  if (keys.some((k) => k.includes('\u0000'))) return sql`null::jsonb`;
+  const objects = keys.map((_, depth) => sql`jsonb_typeof(c.m #> ${keys.slice(0, depth)}::text[]) = 'object'`);
+  return sql`case when ${sql.join(objects, sql` and `)} then c.m #> ${keys}::text[] end`;
 }
 
 /** Every app of the organization with its manifest, by slug. */

@@ -66,3 +66,18 @@ export function dayRange(day: string, timeZone: string): { from: string; to: str
 export function today(timeZone: string, now: Date = new Date()): string {
   return localDate(now.getTime(), timeZone);
 }
+
+/**
+ * The local days in `timeZone` from the one of instant `from` to the one of
+ * `through` (UTC ISO), each with the instant it starts (UTC ISO): an instant
+ * belongs to the last day that starts at or before it. A day the zone skips
+ * starts where the next one does.
+ */
+export function daysSpanned(from: string, through: string, timeZone: string): { day: string; start: string }[] {
+  const first = localDate(Date.parse(from), timeZone);
+  const count = Math.round((Date.parse(localDate(Date.parse(through), timeZone)) - Date.parse(first)) / 86_400_000);
+  const days: { day: string; start: string }[] = [];
+  for (let i = 0, day = first; i <= count; i++, day = nextDay(day))
+    days.push({ day, start: new Date(startOf(day, timeZone)).toISOString() });
+  return days;
+}
