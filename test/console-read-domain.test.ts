@@ -31,6 +31,20 @@ describe('Calendar days in a time zone (local-day)', () => {
     assert.equal(dayRange('2026-09-06', 'America/Santiago').from, '2026-09-06T04:00:00.000Z');
   });
 
+  it('writes a local date as an ISO date: four-digit years, year 0 without an era, the expanded form beyond 0000 to 9999', () => {
+    assert.equal(localDate(Date.parse('0999-05-01T12:00:00Z'), 'UTC'), '0999-05-01');
+    assert.equal(localDate(Date.parse('0000-01-01T12:00:00Z'), 'UTC'), '0000-01-01');
+    assert.equal(localDate(Date.parse('0000-01-01T00:00:00Z'), 'America/Los_Angeles'), '-000001-12-31');
+    assert.equal(localDate(Date.parse('9999-12-31T23:00:00Z'), 'Pacific/Kiritimati'), '+010000-01-01');
+  });
+
+  it('starts a day of local mean time at the second its offset gives', () => {
+    // Los Angeles kept -7:52:58 until 1883: its days started at 07:52:58Z.
+    assert.deepEqual(dayRange('1880-01-01', 'America/Los_Angeles'), { from: '1880-01-01T07:52:58.000Z', to: '1880-01-02T07:52:58.000Z' });
+    assert.equal(localDate(Date.parse('1880-01-01T07:52:57.999Z'), 'America/Los_Angeles'), '1879-12-31');
+    assert.equal(localDate(Date.parse('1880-01-01T07:52:58.000Z'), 'America/Los_Angeles'), '1880-01-01');
+  });
+
   it("knows today's date in the zone", () => {
     const now = new Date('2026-11-22T23:30:00Z');
     assert.equal(today('UTC', now), '2026-11-22');
@@ -49,6 +63,8 @@ describe('The days an instant range spans in a time zone (daysSpanned)', () => {
     ['Asia/Kathmandu', '2026-05-01T17:00:00.000Z', '2026-05-04T19:00:00.000Z'],
     ['Pacific/Chatham', '2026-04-03T10:00:00.000Z', '2026-04-07T10:00:00.000Z'],
     ['Pacific/Apia', '2011-12-28T00:00:00.000Z', '2012-01-02T00:00:00.000Z'],
+    ['Pacific/Kiritimati', '9999-12-29T00:00:00.000Z', '9999-12-31T23:59:00.000Z'],
+    ['America/Los_Angeles', '0000-01-01T00:00:00.000Z', '0000-01-03T00:00:00.000Z'],
   ] as const) {
     it(`puts every minute from ${from} to ${through} on its local day in ${zone}`, () => {
       const days = daysSpanned(from, through, zone);

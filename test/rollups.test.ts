@@ -174,6 +174,28 @@ describe('Daily rollups: days in the organization time zone', () => {
     });
   }
 
+  it('counts events at the ends of the years a timestamp can have on their local days, those beyond included, through a recompute', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('done')]);
+    await w.send([
+      { timestamp: '0999-05-01T12:00:00Z', actor: { externalId: 'early' } },
+      { timestamp: '9999-12-31T09:00:00Z', actor: { externalId: 'late' } },
+      { timestamp: '9999-12-31T23:00:00Z', actor: { externalId: 'late' } },
+    ]);
+    // +14:00: the last event's local day is 10000-01-01, which no range of the API reaches.
+    await updateOrganization(w.db, w.tenant.orgId, { timeZone: 'Pacific/Kiritimati' });
+    const late = await w.daily({ from: '9999-12-30', to: '9999-12-31' });
+    assert.equal(late.items[0]?.status.state, 'current', 'the recompute is done');
+    assert.deepEqual(dayValues(late.items[0]), [
+      ['9999-12-30', 0, 0],
+      ['9999-12-31', 1, 1],
+    ]);
+    const early = await w.daily({ from: '0999-05-01', to: '0999-05-01' });
+    assert.deepEqual(dayValues(early.items[0]), [['0999-05-01', 1, 1]], 'a year before 1000 is written with four digits');
+    const verified = await verifyRollups(w.db, w.tenant.orgId);
+    assert.deepEqual(verified.differences, []);
+  });
+
   it('a time-zone change recomputes past days in the new zone', async () => {
     const w = await rollupWorld();
     await w.putManifest([w.def('done')]);

@@ -109,21 +109,6 @@ export function sumInto(into: RollupParts, parts: RollupParts): void {
   into.denominator += parts.denominator;
 }
 
-// Offsets change on whole minutes, so an instant's minute decides its local day.
-const dayCache = new Map<string, string>();
-
-/** The calendar day of `ts` (UTC ISO) in `timeZone`. */
-export function dayOf(ts: string, timeZone: string): string {
-  const key = `${timeZone}|${ts.slice(0, 16)}`;
-  let day = dayCache.get(key);
-  if (day === undefined) {
-    if (dayCache.size > 100_000) dayCache.clear();
-    day = localDate(Date.parse(ts), timeZone);
-    dayCache.set(key, day);
-  }
-  return day;
-}
-
 /** One row of parts: a statistic's, for a worker, a day and a pillar. */
 export interface PartsCell extends RollupParts {
   statisticId: string;
@@ -141,7 +126,7 @@ export class PartsAccumulator {
     let day: string | undefined;
     for (const definition of definitions) {
       if (!matches(definition, event)) continue;
-      day ??= dayOf(event.ts, timeZone);
+      day ??= localDate(Date.parse(event.ts), timeZone);
       const pillar = pillarOf(definition, event);
       const key = `${definition.id}\u0000${day}\u0000${event.workerId}\u0000${pillar}`;
       let cell = this.cells.get(key);
