@@ -352,7 +352,7 @@ describe('Daily rollups: a recompute values stored events as new batches are val
     assert.deepEqual(await totals(), added);
   });
 
-  it('a chunk whose metadata PostgreSQL cannot read (a \\u0000 escape) is summed by the service instead', async () => {
+  it('a batch or a chunk whose metadata PostgreSQL cannot read (a \\u0000 escape) is summed by the service instead', async () => {
     const w = await rollupWorld();
     const definitions = [w.def('share', { aggregation: 'ratio', valueField: 'a.b', format: 'percent' })];
     await w.putManifest(definitions);
@@ -362,11 +362,35 @@ describe('Daily rollups: a recompute values stored events as new batches are val
       { timestamp: ts, metadata: { a: { b: 0 }, 'key \u0000': 1 } },
       { timestamp: ts, metadata: { a: { b: true } } },
     ]);
-    await w.catchUp();
+    const warnings: string[] = [];
+    const worker = new RollupWorker(w.db, { logger: pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) }) });
+    const expected = { value: 2 / 3, count: 3, numerator: 2, denominator: 3 };
+    await worker.catchUp();
+    assert.deepEqual((await w.dailyNow({ from: '2026-11-02', to: '2026-11-02' })).items[0]?.total, expected, 'the batch');
     await w.putManifest(definitions);
-    const body = await w.daily({ from: '2026-11-02', to: '2026-11-02' });
+    await worker.catchUp();
+    const body = await w.dailyNow({ from: '2026-11-02', to: '2026-11-02' });
     assert.equal(body.items[0]?.status.state, 'current');
-    assert.deepEqual(body.items[0]?.total, { value: 2 / 3, count: 3, numerator: 2, denominator: 3 });
+    assert.deepEqual(body.items[0]?.total, expected, 'the recompute');
+    const fallbacks = warnings.map((line) => (JSON.parse(line) as { msg: string }).msg);
+    assert.deepEqual(
+      fallbacks,
+      w.db.dialect === 'postgres'
+        ? [
+            'rollups: PostgreSQL could not read the metadata of a batch; the service sums it',
+            'rollups: PostgreSQL could not read a chunk of the recompute; the service sums it',
+          ]
+        : [],
+    );
+  });
+
+  it('a batch whose events span centuries is added exactly, each on its day', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('done')]);
+    await w.send([{ timestamp: '0000-01-01T00:00:00Z' }, { timestamp: '2026-11-02T10:00:00Z' }, { timestamp: '9999-12-31T23:59:59Z' }]);
+    for (const day of ['0000-01-01', '2026-11-02', '9999-12-31']) {
+      assert.deepEqual(dayValues((await w.daily({ from: day, to: day })).items[0]), [[day, 1, 1]]);
+    }
   });
 
   it("an app's events count for its own manifest only", async () => {

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Schema } from '../contract/types';
 import type { Dialect } from './db';
 import type { Executor, RollupOutboxTable, RollupParts, RollupStateTable } from './schema';
@@ -170,22 +170,86 @@ export async function readChunk(db: Executor, chunk: Chunk): Promise<{ events: S
   };
 }
 
+/** Batches taken from the outbox, to be added to `generation`. */
+export interface OutboxBatches {
+  orgId: string;
+  generation: number;
+  ids: string[];
+}
+
+/** Events of the batches (by their outbox rows' event ids), as a subquery. */
+function eventIdsOf(batches: OutboxBatches) {
+  return sql`select jsonb_array_elements_text(o.event_ids::jsonb) from rollup_outbox o where o.id = any(${batches.ids}::text[])`;
+}
+
+/** PostgreSQL: the first and last timestamp of the batches' events; undefined when none is stored. */
+export async function batchesSpan(db: Executor, batches: OutboxBatches): Promise<{ first: string; last: string } | undefined> {
+  const result = await sql<{ first: string | null; last: string | null }>`
+    select min(e.ts) as first, max(e.ts) as last from events e where e.org_id = ${batches.orgId} and e.id in (${eventIdsOf(batches)})`.execute(db);
+  const row = result.rows[0];
+  return row?.first && row.last ? { first: row.first, last: row.last } : undefined;
+}
+
 /**
  * PostgreSQL: adds the chunk's events that count (as readChunk tells them)
  * to its generation in one statement, matched, valued, put on their day and
- * summed in the database: nothing but the sums crosses to the service. The
- * rules are those of src/domain/rollup-rules.ts (matches, partsOf, pillarOf),
- * written in SQL; `days` (daysSpanned over the chunk) puts each event on its
- * local day, so that days come from the one place the service computes them.
- * Metadata is read as jsonb, whose numbers, booleans, objects and last-key-wins
- * are JSON.parse's for the text the service stores; text jsonb refuses
- * (a \u0000 escape) fails the statement with a data exception (SQLSTATE
- * class 22), and the chunk is then added by the service instead. Resolves
- * with how many events counted and the last event read.
+ * summed in the database: nothing but the sums crosses to the service.
+ * Resolves with how many events counted and the last event read.
  */
 export async function addChunkInDatabase(
   db: Executor,
   chunk: Chunk,
+  definitions: Map<string, Definition[]>,
+  days: { day: string; start: string }[],
+): Promise<{ counted: number; last: EventKey | undefined }> {
+  const after = chunk.after ?? { ts: '', id: '' };
+  const read = sql`
+      select e.id, e.ts, e.kind, e.batch_id, e.app_id, e.worker_id, e.event_type, e.category, e.statistic_id, e.duration, e.pillar, e.metadata
+        from events e
+       where e.org_id = ${chunk.orgId} and (e.ts, e.id) > (${after.ts}, ${after.id}) and e.ts >= ${after.ts} and e.ts <= ${chunk.through}
+       order by e.ts, e.id
+       limit ${chunk.size}`;
+  const notInOutbox = sql`(r.batch_id is null
+              or not exists (select from rollup_outbox o
+                              where o.id = r.batch_id and (o.applied_generation is null or o.applied_generation = ${chunk.generation})))`;
+  return sumInDatabase(db, chunk, { read, counts: notInOutbox }, definitions, days);
+}
+
+/**
+ * PostgreSQL: adds the events of batches taken from the outbox to their
+ * generation in one statement, as addChunkInDatabase adds a chunk; `days`
+ * (daysSpanned over batchesSpan) puts each on its local day. Resolves with
+ * how many events counted.
+ */
+export async function addBatchesInDatabase(
+  db: Executor,
+  batches: OutboxBatches,
+  definitions: Map<string, Definition[]>,
+  days: { day: string; start: string }[],
+): Promise<number> {
+  const read = sql`
+      select e.id, e.ts, e.kind, e.batch_id, e.app_id, e.worker_id, e.event_type, e.category, e.statistic_id, e.duration, e.pillar, e.metadata
+        from events e
+       where e.org_id = ${batches.orgId} and e.id in (${eventIdsOf(batches)})`;
+  return (await sumInDatabase(db, batches, { read, counts: sql`true` }, definitions, days)).counted;
+}
+
+/**
+ * The statement of addChunkInDatabase and addBatchesInDatabase: the events
+ * `read` selects, of kind event and for which `counts` holds (over `r`),
+ * added to `into.generation`. The rules are those of
+ * src/domain/rollup-rules.ts (matches, partsOf, pillarOf), written in SQL;
+ * `days` puts each event on its local day, so that days come from the one
+ * place the service computes them. Metadata is read as jsonb, whose numbers,
+ * booleans, objects and last-key-wins are JSON.parse's for the text the
+ * service stores; text jsonb refuses (a \u0000 escape) fails the statement
+ * with a data exception (SQLSTATE class 22), and the service then sums those
+ * events instead.
+ */
+async function sumInDatabase(
+  db: Executor,
+  into: { orgId: string; generation: number },
+  events: { read: RawBuilder<unknown>; counts: RawBuilder<unknown> },
   definitions: Map<string, Definition[]>,
   days: { day: string; start: string }[],
 ): Promise<{ counted: number; last: EventKey | undefined }> {
@@ -196,21 +260,14 @@ export async function addChunkInDatabase(
       sql`(${i}::int, ${appId}::text, ${definition.id}::text, ${definition.ownedBy === 'extractor'}::boolean, ${definition.sourceEventTypes}::text[], ${definition.sourceEventCategories}::text[], ${definition.pillar}::text, ${definition.aggregation}::text)`,
   );
   const values = valueFields.flatMap((field, i) => (field === undefined ? [] : [sql`when ${i} then ${valueAt(field)}`]));
-  const after = chunk.after ?? { ts: '', id: '' };
   // Rows are written in key order, as addParts writes them: concurrent writers lock rows in the same order.
   const order = (columns: string[]) => sql.join(columns.map((c) => sql`${sql.ref(c)} collate "C"`));
   const added = (table: string) =>
     sql.join(['count', 'sum', 'numerator', 'denominator'].map((c) => sql`${sql.ref(c)} = ${sql.ref(`${table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`));
   const read = sql`
-    read as materialized (
-      select e.id, e.ts, e.kind, e.batch_id, e.app_id, e.worker_id, e.event_type, e.category, e.statistic_id, e.duration, e.pillar, e.metadata
-        from events e
-       where e.org_id = ${chunk.orgId} and (e.ts, e.id) > (${after.ts}, ${after.id}) and e.ts >= ${after.ts} and e.ts <= ${chunk.through}
-       order by e.ts, e.id
-       limit ${chunk.size}
-    ),
+    read as materialized (${events.read}),
     last as (select ts, id from read order by ts desc, id desc limit 1)`;
-  // The chunk's rows (tens of MB at most) held in memory: with the default 4 MB they go through temporary
+  // The rows read (tens of MB at most) held in memory: with the default 4 MB they go through temporary
   // files. No JIT: the planner's estimates of the whole range ask for it, and compiling costs more than the chunk saves.
   await sql`set local work_mem = '64MB'`.execute(db);
   await sql`set local jit = off`.execute(db);
@@ -224,10 +281,7 @@ export async function addChunkInDatabase(
       select r.app_id, r.worker_id, r.ts, r.event_type, r.category, r.statistic_id, r.duration, r.pillar,
              ${values.length > 0 ? sql`r.metadata::jsonb` : sql`null::jsonb`} as m
         from read r
-       where r.kind = 'event'
-         and (r.batch_id is null
-              or not exists (select from rollup_outbox o
-                              where o.id = r.batch_id and (o.applied_generation is null or o.applied_generation = ${chunk.generation})))
+       where r.kind = 'event' and ${events.counts}
     ),
     defs (i, app_id, id, extractor, types, categories, pillar, aggregation) as (values ${sql.join(rows)}),
     matched as (
@@ -254,14 +308,14 @@ export async function addChunkInDatabase(
     ),
     per_worker as (
       insert into rollup_days (org_id, generation, statistic_id, day, worker_id, pillar, count, sum, numerator, denominator)
-      select ${chunk.orgId}, ${chunk.generation}, statistic_id, day, worker_id, pillar, count, sum, numerator, denominator
+      select ${into.orgId}, ${into.generation}, statistic_id, day, worker_id, pillar, count, sum, numerator, denominator
         from parts
        order by ${order(['statistic_id', 'day', 'worker_id', 'pillar'])}
       on conflict (org_id, generation, statistic_id, day, worker_id, pillar) do update set ${added('rollup_days')}
     ),
     per_org as (
       insert into rollup_org_days (org_id, generation, statistic_id, day, pillar, count, sum, numerator, denominator)
-      select ${chunk.orgId}, ${chunk.generation}, statistic_id, day, pillar, sum(count), sum(sum), sum(numerator), sum(denominator)
+      select ${into.orgId}, ${into.generation}, statistic_id, day, pillar, sum(count), sum(sum), sum(numerator), sum(denominator)
         from parts
        group by statistic_id, day, pillar
        order by ${order(['statistic_id', 'day', 'pillar'])}

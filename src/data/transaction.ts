@@ -28,6 +28,20 @@ export async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T
   }
 }
 
+/** Runs `work` in a savepoint of the transaction `trx`: when it fails, its changes alone are undone and the transaction goes on. */
+export async function inSavepoint<T>(trx: Transaction<Database>, work: () => Promise<T>): Promise<T> {
+  await sql`savepoint unit`.execute(trx);
+  try {
+    const value = await work();
+    await sql`release savepoint unit`.execute(trx);
+    return value;
+  } catch (error) {
+    await sql`rollback to savepoint unit`.execute(trx);
+    await sql`release savepoint unit`.execute(trx);
+    throw error;
+  }
+}
+
 interface Pending {
   work: UnitOfWork<unknown>;
   resolve(value: unknown): void;
@@ -78,14 +92,11 @@ export class GroupCommitter {
           return;
         }
         for (const { work } of group) {
-          await sql`savepoint unit`.execute(trx);
           try {
-            results.push({ ok: true, value: await work(trx) });
+            results.push({ ok: true, value: await inSavepoint(trx, () => work(trx)) });
           } catch (error) {
-            await sql`rollback to savepoint unit`.execute(trx);
             results.push({ ok: false, error });
           }
-          await sql`release savepoint unit`.execute(trx);
         }
       });
     } catch (error) {

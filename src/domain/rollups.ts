@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { isDataException, type Db } from '../data/db';
+import { inSavepoint } from '../data/transaction';
 import {
+  addBatchesInDatabase,
   addChunkInDatabase,
   addParts,
+  batchesSpan,
   claimOutbox,
   deleteCells,
   deleteOutbox,
@@ -20,9 +24,10 @@ import {
   updateState,
   type Definition,
   type EventKey,
+  type OutboxBatches,
   type StoredEvent,
 } from '../data/rollups';
-import type { Executor } from '../data/schema';
+import type { Database, Executor } from '../data/schema';
 import { metrics } from '../metrics';
 import { daysSpanned } from './local-day';
 import { PartsAccumulator, type RollupEvent } from './rollup-rules';
@@ -80,6 +85,8 @@ export async function startRecompute(trx: Executor, orgId: string, timeZone: str
 
 // A chunk ends within this span of its first event: the days PostgreSQL is given for it stay few.
 const CHUNK_SPAN_MS = 8 * 86_400_000;
+// Batches whose events span more (a backfill, say) are summed by the service: the days PostgreSQL is given stay few.
+const MAX_BATCH_SPAN_MS = 31 * 86_400_000;
 // Stored timestamps lie in the years 0000 to 9999 (src/domain/judgement.ts).
 const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
 
@@ -220,15 +227,17 @@ export class RollupWorker {
         const generation = state.target_generation ?? state.generation;
         const timeZone = state.target_time_zone ?? state.time_zone;
         const definitions = definitionsByApp(await manifestsOfOrg(trx, orgId));
-        const parts = new PartsAccumulator();
-        for (const event of await eventsByIds(
-          trx,
-          batches.flatMap((b) => JSON.parse(b.event_ids) as string[]),
-        )) {
-          parts.add(definitions.get(event.app_id) ?? [], rollupEventOf(event), timeZone);
-        }
-        await addParts(trx, this.db.dialect, orgId, generation, parts.take());
         const ids = batches.map((b) => b.id);
+        if (!(this.db.dialect === 'postgres' && (await this.addInDatabase(trx, { orgId, generation, ids }, definitions, timeZone)))) {
+          const parts = new PartsAccumulator();
+          for (const event of await eventsByIds(
+            trx,
+            batches.flatMap((b) => JSON.parse(b.event_ids) as string[]),
+          )) {
+            parts.add(definitions.get(event.app_id) ?? [], rollupEventOf(event), timeZone);
+          }
+          await addParts(trx, this.db.dialect, orgId, generation, parts.take());
+        }
         if (state.target_generation === null) await deleteOutbox(trx, ids);
         else await markOutboxApplied(trx, ids, state.target_generation);
       }
@@ -237,6 +246,34 @@ export class RollupWorker {
     const now = Date.now();
     for (const createdAt of added) metrics.rollupDelay.observe((now - Date.parse(createdAt)) / 1000);
     return added.length;
+  }
+
+  /**
+   * PostgreSQL sums the batches' events itself, so that the service's thread,
+   * busy with ingest, does not read and sum them; false when the service must:
+   * their events span too many days to list, or their metadata is text
+   * PostgreSQL cannot read (then nothing of the attempt is kept).
+   */
+  private async addInDatabase(
+    trx: Transaction<Database>,
+    batches: OutboxBatches,
+    definitions: Map<string, Definition[]>,
+    timeZone: string,
+  ): Promise<boolean> {
+    const span = await batchesSpan(trx, batches);
+    if (!span) return true;
+    if (Date.parse(span.last) - Date.parse(span.first) > MAX_BATCH_SPAN_MS) return false;
+    try {
+      await inSavepoint(trx, () => addBatchesInDatabase(trx, batches, definitions, daysSpanned(span.first, span.last, timeZone)));
+      return true;
+    } catch (err) {
+      if (!isDataException(err)) throw err;
+      this.options.logger?.warn(
+        { err, orgId: batches.orgId },
+        'rollups: PostgreSQL could not read the metadata of a batch; the service sums it',
+      );
+      return false;
+    }
   }
 
   /** One chunk of one open recompute whose lease this worker holds or can take; false when there was none. */
