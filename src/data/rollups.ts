@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Schema } from '../contract/types';
 import type { Dialect } from './db';
-import type { Executor, RollupOutboxTable, RollupParts, RollupStateTable } from './schema';
+import type { Executor, RollupParts, RollupStateTable } from './schema';
 
 export type Definition = Schema<'StoredStatisticDefinition'>;
 
@@ -57,9 +57,60 @@ export async function insertOutbox(db: Executor, batch: { id: string; orgId: str
  * none takes a batch twice; SQLite serves one process, whose transactions
  * run one at a time.
  */
-export async function claimOutbox(db: Executor, dialect: Dialect, limit: number): Promise<RollupOutboxTable[]> {
+export async function claimOutbox(db: Executor, dialect: Dialect, limit: number): Promise<OutboxBatch[]> {
   const query = db.selectFrom('rollup_outbox').selectAll().where('applied_generation', 'is', null).orderBy('id').limit(limit);
-  return dialect === 'postgres' ? query.forUpdate().skipLocked().execute() : query.execute();
+  const rows = await (dialect === 'postgres' ? query.forUpdate().skipLocked().execute() : query.execute());
+  return rows.map((row) => ({ id: row.id, orgId: row.org_id, createdAt: row.created_at, eventIds: stringList(row.event_ids) }));
+}
+
+/** A batch waiting in the outbox. */
+export interface OutboxBatch {
+  id: string;
+  orgId: string;
+  createdAt: string;
+  eventIds: string[];
+}
+
+/** The ids of the organization's batches in the outbox, waiting or kept for a recompute's scan. */
+export async function outboxIds(db: Executor, orgId: string): Promise<Set<string>> {
+  return new Set((await db.selectFrom('rollup_outbox').select('id').where('org_id', '=', orgId).execute()).map((r) => r.id));
+}
+
+/** Once a recompute replaced the answering generation: the batches kept for its scan are in the new one. */
+export async function deleteAppliedOutbox(db: Executor, orgId: string): Promise<void> {
+  await db.deleteFrom('rollup_outbox').where('org_id', '=', orgId).where('applied_generation', 'is not', null).execute();
+}
+
+/** A JSON array of strings the service stored itself (event ids, statistic ids). */
+function stringList(json: string): string[] {
+  const value: unknown = JSON.parse(json);
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) throw new Error(`not a list of strings: ${json.slice(0, 80)}`);
+  return value;
+}
+
+/** While a recompute runs, the statistics the answering generation has; empty otherwise. */
+export function frozenStatistics(state: RollupStateTable): Set<string> {
+  return new Set(state.frozen_statistics === null ? [] : stringList(state.frozen_statistics));
+}
+
+/**
+ * A new generation to recompute into, in the zone `timeZone`. The answering
+ * one freezes with its statistics (`answering`) at `now`, unless a recompute
+ * already froze it: that one's target is replaced, its scan starts again.
+ */
+export async function beginGeneration(db: Executor, orgId: string, timeZone: string, answering: string[], now: string): Promise<void> {
+  await db
+    .updateTable('rollup_state')
+    .set((eb) => ({
+      target_generation: eb(eb.fn.coalesce('target_generation', 'generation'), '+', 1),
+      target_time_zone: timeZone,
+      frozen_at: eb.fn.coalesce('frozen_at', eb.val(now)),
+      frozen_statistics: eb.fn.coalesce('frozen_statistics', eb.val(JSON.stringify(answering))),
+      scan_ts: null,
+      scan_id: null,
+    }))
+    .where('org_id', '=', orgId)
+    .execute();
 }
 
 export async function deleteOutbox(db: Executor, ids: string[]): Promise<void> {

@@ -5,6 +5,7 @@
 import type { Query, Schema } from '../contract/types';
 import { timeZoneOf } from '../data/organizations';
 import {
+  frozenStatistics,
   manifestsOfOrg,
   oldestWaiting,
   readDayParts,
@@ -44,7 +45,7 @@ interface Answering {
 async function answering(ctx: ReadContext, orgId: string): Promise<Answering> {
   const state: RollupStateTable | undefined = await readState(ctx.db, orgId);
   if (state && state.target_generation !== null) {
-    const frozen = new Set(JSON.parse(state.frozen_statistics ?? '[]') as string[]);
+    const frozen = frozenStatistics(state);
     return {
       generation: state.generation,
       timeZone: state.time_zone,

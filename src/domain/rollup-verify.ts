@@ -1,6 +1,6 @@
 import type { Db } from '../data/db';
 import { timeZoneOf } from '../data/organizations';
-import { allEvents, generationRows, manifestsOfOrg, organizationIds, readState } from '../data/rollups';
+import { allEvents, generationRows, manifestsOfOrg, organizationIds, outboxIds, readState } from '../data/rollups';
 import { definitionsByApp, rollupEventOf } from './rollups';
 import { PartsAccumulator } from './rollup-rules';
 
@@ -31,7 +31,7 @@ export async function verifyRollups(db: Db, orgId?: string, fromDay?: string): P
         return;
       }
       const timeZone = (await timeZoneOf(trx, id)) ?? 'UTC';
-      const waiting = new Set((await trx.selectFrom('rollup_outbox').select('id').where('org_id', '=', id).execute()).map((r) => r.id));
+      const waiting = await outboxIds(trx, id);
       const definitions = definitionsByApp(await manifestsOfOrg(trx, id));
       const expected = new PartsAccumulator();
       for await (const page of allEvents(trx, id)) {

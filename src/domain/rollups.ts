@@ -8,7 +8,9 @@ import {
   addChunkInDatabase,
   addParts,
   batchesSpan,
+  beginGeneration,
   claimOutbox,
+  deleteAppliedOutbox,
   deleteCells,
   deleteOutbox,
   eventsByIds,
@@ -68,19 +70,7 @@ export async function startRecompute(trx: Executor, orgId: string, timeZone: str
   const answering = existed ? (await manifestsOfOrg(trx, orgId)).flatMap((m) => m.definitions.map((d) => d.id)) : [];
   // The update below locks the row: batches being added finish first (they hold it shared).
   await stateFor(trx, orgId);
-  const now = new Date().toISOString();
-  await trx
-    .updateTable('rollup_state')
-    .set((eb) => ({
-      target_generation: eb(eb.fn.coalesce('target_generation', 'generation'), '+', 1),
-      target_time_zone: timeZone,
-      frozen_at: eb.fn.coalesce('frozen_at', eb.val(now)),
-      frozen_statistics: eb.fn.coalesce('frozen_statistics', eb.val(JSON.stringify(answering))),
-      scan_ts: null,
-      scan_id: null,
-    }))
-    .where('org_id', '=', orgId)
-    .execute();
+  await beginGeneration(trx, orgId, timeZone, answering, new Date().toISOString());
 }
 
 // A chunk ends within this span of its first event: the days PostgreSQL is given for it stay few.
@@ -220,7 +210,7 @@ export class RollupWorker {
     const added = await this.db.transaction(async (trx) => {
       const rows = await claimOutbox(trx, this.db.dialect, this.claim);
       const byOrg = new Map<string, typeof rows>();
-      for (const row of rows) byOrg.set(row.org_id, [...(byOrg.get(row.org_id) ?? []), row]);
+      for (const row of rows) byOrg.set(row.orgId, [...(byOrg.get(row.orgId) ?? []), row]);
       for (const [orgId, batches] of byOrg) {
         // Shared: batches of one organization are added by several instances at once, but not while a recompute starts or ends.
         const state = await stateFor(trx, orgId, { dialect: this.db.dialect, mode: 'share' });
@@ -232,7 +222,7 @@ export class RollupWorker {
           const parts = new PartsAccumulator();
           for (const event of await eventsByIds(
             trx,
-            batches.flatMap((b) => JSON.parse(b.event_ids) as string[]),
+            batches.flatMap((b) => b.eventIds),
           )) {
             parts.add(definitions.get(event.app_id) ?? [], rollupEventOf(event), timeZone);
           }
@@ -241,7 +231,7 @@ export class RollupWorker {
         if (state.target_generation === null) await deleteOutbox(trx, ids);
         else await markOutboxApplied(trx, ids, state.target_generation);
       }
-      return rows.map((row) => row.created_at);
+      return rows.map((row) => row.createdAt);
     });
     const now = Date.now();
     for (const createdAt of added) metrics.rollupDelay.observe((now - Date.parse(createdAt)) / 1000);
@@ -348,7 +338,7 @@ export class RollupWorker {
         lease_until: null,
       });
       // Batches kept for the scan are in the new generation now.
-      await trx.deleteFrom('rollup_outbox').where('org_id', '=', orgId).where('applied_generation', 'is not', null).execute();
+      await deleteAppliedOutbox(trx, orgId);
       return true;
     });
   }
