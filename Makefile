@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NPX := npx --no-install
 
-.PHONY: install build run generate lint format check-generated test bench bench-read bench-profile bench-web soak clean
+.PHONY: install build run generate lint format check-generated test bench bench-read bench-daily bench-profile bench-web soak clean
 
 # npm ci only when the lockfile changed since the last install.
 node_modules/.installed: package.json package-lock.json
@@ -55,6 +55,11 @@ bench-profile: build
 # 2M stored events, SQLite and PostgreSQL. About 10 minutes. Options: see scripts/bench/read.ts.
 bench-read: build
 	node dist/scripts/bench/read.js
+
+# GET /statistics/daily (30 days x 8 statistics; all 1,000 workers, a page of 100, the organization) on a
+# filled store, SQLite and PostgreSQL: p50/max against 200 ms. A few minutes. BENCH_PROFILE=1 profiles the server.
+bench-daily: build
+	node dist/scripts/bench/daily-read.js
 
 # The web console's figures: first-page JavaScript gzipped, a 5,000-row day not loaded or rendered
 # whole, the timeline's first row with demo data. Chromium and about a minute.

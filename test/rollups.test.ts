@@ -558,6 +558,54 @@ describe('Daily rollups: reading', () => {
     assert.deepEqual(one.items[0]?.total, { value: 3, count: 3 });
   });
 
+  it('per worker: every day of the range for each worker on the page, 0 (null for a ratio) where the worker has none; pillars and fractions add up exactly', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([
+      w.def('points', { aggregation: 'sumField', valueField: 'points' }),
+      w.def('ok', { aggregation: 'ratio', valueField: 'ok', format: 'percent' }),
+    ]);
+    const early = { externalId: 'early' };
+    const late = { externalId: 'late' };
+    await w.send([
+      { timestamp: '2026-11-01T10:00:00Z', actor: early, metadata: { points: 5, ok: true } },
+      // One cell in two rows (two pillars) whose sum is not a short decimal: read back to the last bit.
+      { timestamp: '2026-11-03T10:00:00Z', actor: late, metadata: { points: 0.1, ok: false } },
+      { timestamp: '2026-11-03T11:00:00Z', actor: late, metadata: { points: 0.2 }, pillar: 'REVIEW' },
+    ]);
+    await w.catchUp();
+    const body = await w.dailyNow({ from: '2026-11-01', to: '2026-11-03', groupBy: 'worker' });
+    const slug = w.tenant.slug;
+    const of = (worker: string, statistic: string) =>
+      body.items.find((s) => s.worker?.displayName === worker && s.statisticId === `${slug}.${statistic}`);
+    assert.deepEqual(
+      body.items.map((s) => [s.worker?.displayName, s.statisticId]),
+      [
+        ['early', `${slug}.points`],
+        ['early', `${slug}.ok`],
+        ['late', `${slug}.points`],
+        ['late', `${slug}.ok`],
+      ],
+    );
+    assert.deepEqual(dayValues(of('early', 'points')), [
+      ['2026-11-01', 5, 1],
+      ['2026-11-02', 0, 0],
+      ['2026-11-03', 0, 0],
+    ]);
+    assert.deepEqual(of('early', 'ok')?.days, [
+      { day: '2026-11-01', value: 1, count: 1, numerator: 1, denominator: 1 },
+      { day: '2026-11-02', value: null, count: 0, numerator: 0, denominator: 0 },
+      { day: '2026-11-03', value: null, count: 0, numerator: 0, denominator: 0 },
+    ]);
+    assert.deepEqual(dayValues(of('late', 'points')), [
+      ['2026-11-01', 0, 0],
+      ['2026-11-02', 0, 0],
+      ['2026-11-03', 0.1 + 0.2, 2],
+    ]);
+    assert.deepEqual(of('late', 'points')?.total, { value: 0.1 + 0.2, count: 2 });
+    assert.deepEqual(of('late', 'ok')?.days[2], { day: '2026-11-03', value: 0, count: 2, numerator: 0, denominator: 1 });
+    assert.deepEqual(of('late', 'ok')?.total, { value: 0, count: 2, numerator: 0, denominator: 1 });
+  });
+
   it('refuses a bad range, an unknown statistic and another organization worker', async () => {
     const w = await rollupWorld();
     await w.putManifest([w.def('a')]);

@@ -11,10 +11,10 @@ import {
   readDayParts,
   readPillarParts,
   readState,
-  workerTotals,
+  readWorkerDays,
   type AppManifest,
+  type DailyParts,
   type Definition,
-  type DayPartsRow,
 } from '../data/rollups';
 import type { RollupParts, RollupStateTable } from '../data/schema';
 import { hasWorker } from '../data/worker-directory';
@@ -91,8 +91,18 @@ async function requireWorker(ctx: ReadContext, orgId: string, workerId: string |
 
 /** A value with its parts, as the contract shapes it: numerator and denominator for a ratio only. */
 function rollupValue(definition: Definition, parts: RollupParts, days: number): Schema<'RollupValue'> {
-  const value = { value: valueOf(definition.aggregation, parts, days), count: parts.count };
-  return definition.aggregation === 'ratio' ? { ...value, numerator: parts.numerator, denominator: parts.denominator } : value;
+  const value = valueOf(definition.aggregation, parts, days);
+  return definition.aggregation === 'ratio'
+    ? { value, count: parts.count, numerator: parts.numerator, denominator: parts.denominator }
+    : { value, count: parts.count };
+}
+
+/** One day's value: a RollupValue with its day first, each object built whole so that all days share a shape. */
+function rollupDay(definition: Definition, day: string, parts: RollupParts): Schema<'RollupDay'> {
+  const value = valueOf(definition.aggregation, parts, 1);
+  return definition.aggregation === 'ratio'
+    ? { day, value, count: parts.count, numerator: parts.numerator, denominator: parts.denominator }
+    : { day, value, count: parts.count };
 }
 
 /** GET /api/v1/console/statistics */
@@ -117,49 +127,23 @@ export async function dailyStatistics(
   const statistics = pick(statisticsOf(await manifestsOfOrg(ctx.db, orgId)), query.statisticId, () => true);
   await requireWorker(ctx, orgId, query.workerId);
   const now = await answering(ctx, orgId);
-  const byWorker = query.groupBy === 'worker';
-  const where = {
-    orgId,
-    generation: now.generation,
-    statisticIds: statistics.map((s) => s.definition.id),
-    from: query.from,
-    to: query.to,
-    workerId: query.workerId,
-  };
   const header = { timeZone: now.timeZone, from: query.from, to: query.to };
-  const seriesOf = (statistic: Statistic, cells: Map<string, RollupParts> | undefined) => {
-    const { app, definition } = statistic;
-    const total = emptyParts();
-    const daily = days.map((day) => {
-      const parts = cells?.get(day) ?? emptyParts();
-      sumInto(total, parts);
-      return { day, ...rollupValue(definition, parts, 1) };
-    });
-    return {
-      statisticId: definition.id,
-      app,
-      label: definition.label,
-      pillar: definition.pillar,
-      format: definition.format,
-      aggregation: definition.aggregation,
-      status: now.status(definition.id),
-      days: daily,
-      total: rollupValue(definition, total, days.length),
-    };
-  };
+  const where = { orgId, generation: now.generation, workerId: query.workerId };
   const [first] = statistics;
-  if (!byWorker || !first) {
-    const rows = first ? await readDayParts(ctx.db, { ...where, byWorker: false }) : [];
-    const cells = cellsBy(rows, (r) => r.statistic_id);
-    return { ...header, items: statistics.map((s) => seriesOf(s, cells.get(s.definition.id))), nextCursor: null };
+  if (query.groupBy !== 'worker' || !first) {
+    const parts = await readDayParts(ctx.db, { ...where, statisticIds: statistics.map((s) => s.definition.id), days });
+    return { ...header, items: statistics.map((s) => series(s, now, days, parts.get(s.definition.id))), nextCursor: null };
   }
 
-  // Workers ranked by the first statistic's total value (null last), then its count, then id; only the page's rows are read.
-  const ranked = (await workerTotals(ctx.db, { ...where, rank: first.definition.id })).map((w) => ({
-    workerId: w.worker_id,
-    value: valueOf(first.definition.aggregation, w, days.length),
-    count: w.count,
-  }));
+  // Every worker's parts of every statistic: the ranking needs each worker's total of the first, the page their days.
+  const parts = await Promise.all(statistics.map((s) => readWorkerDays(ctx.db, { ...where, statisticId: s.definition.id, days })));
+  const workerIds = new Set(parts.flatMap((byWorker) => [...byWorker.keys()]));
+  const [ofFirst] = parts;
+  // Workers ranked by the first statistic's total value (null last), then its count, then id.
+  const ranked = [...workerIds].map((workerId) => {
+    const total = totalOf(ofFirst?.get(workerId));
+    return { workerId, value: valueOf(first.definition.aggregation, total, days.length), count: total.count };
+  });
   ranked.sort(
     (a, b) =>
       (a.value === null ? 1 : 0) - (b.value === null ? 1 : 0) ||
@@ -181,27 +165,58 @@ export async function dailyStatistics(
   };
   const offset = query.cursor === undefined ? 0 : Number((await ctx.cursors.read(scope, query.cursor, 1))[0]);
   const page = ranked.slice(offset, offset + limit).map((w) => w.workerId);
-  const rows = page.length === 0 ? [] : await readDayParts(ctx.db, { ...where, byWorker: true, workerIds: page });
-  const cells = cellsBy(rows, (r) => `${r.worker_id ?? ''}\u0000${r.statistic_id}`);
   const names = await workersById(ctx.db, orgId, page);
-  const items = page.flatMap((workerId) => {
+  const items: Schema<'DailySeries'>[] = [];
+  for (const workerId of page) {
     const worker = names.get(workerId) ?? { id: workerId, displayName: '' };
-    return statistics.map((s) => ({ ...seriesOf(s, cells.get(`${workerId}\u0000${s.definition.id}`)), worker }));
-  });
+    statistics.forEach((statistic, s) => {
+      items.push({ ...series(statistic, now, days, parts[s]?.get(workerId)), worker });
+    });
+  }
   const nextCursor = offset + limit < ranked.length ? await ctx.cursors.issue(scope, [String(offset + limit)]) : null;
   return { ...header, items, nextCursor };
 }
 
-/** Rows grouped by `keyOf`, each group's parts by day. */
-function cellsBy(rows: DayPartsRow[], keyOf: (row: DayPartsRow) => string): Map<string, Map<string, RollupParts>> {
-  const groups = new Map<string, Map<string, RollupParts>>();
-  for (const row of rows) {
-    const key = keyOf(row);
-    let cells = groups.get(key);
-    if (!cells) groups.set(key, (cells = new Map()));
-    cells.set(row.day, row);
+/** A statistic's series: its value on each of `days` from the parts of that day (none: 0), and its total. */
+function series({ app, definition }: Statistic, now: Answering, days: string[], parts: DailyParts | undefined): Schema<'DailySeries'> {
+  const total = emptyParts();
+  const cell = emptyParts();
+  const daily: Schema<'RollupDay'>[] = new Array(days.length);
+  for (let i = 0; i < days.length; i++) {
+    partsOn(parts, i, cell);
+    sumInto(total, cell);
+    daily[i] = rollupDay(definition, days[i], cell);
   }
-  return groups;
+  return {
+    statisticId: definition.id,
+    app,
+    label: definition.label,
+    pillar: definition.pillar,
+    format: definition.format,
+    aggregation: definition.aggregation,
+    status: now.status(definition.id),
+    days: daily,
+    total: rollupValue(definition, total, days.length),
+  };
+}
+
+/** Day `i` of `daily` into `into` (none: zeros); one object reused over a series rather than one per day. */
+function partsOn(daily: DailyParts | undefined, i: number, into: RollupParts): void {
+  into.count = daily?.count[i] ?? 0;
+  into.sum = daily?.sum[i] ?? 0;
+  into.numerator = daily?.numerator[i] ?? 0;
+  into.denominator = daily?.denominator[i] ?? 0;
+}
+
+/** A worker's parts summed over the range. */
+function totalOf(daily: DailyParts | undefined): RollupParts {
+  const total = emptyParts();
+  const cell = emptyParts();
+  for (let i = 0; i < (daily?.count.length ?? 0); i++) {
+    partsOn(daily, i, cell);
+    sumInto(total, cell);
+  }
+  return total;
 }
 
 /** GET /api/v1/console/reports/summary */
