@@ -65,7 +65,7 @@ async function fill(target: Target, setup: Setup, definitions: { id: string; pil
           parts.push({ statisticId: id, workerId, day, pillar, count, sum: count * 90, numerator: count % 4, denominator: count });
         });
       });
-      await db.kysely.transaction().execute((trx) => addParts(trx, db.dialect, setup.orgId, state.generation, parts));
+      await db.transaction((trx) => addParts(trx, setup.orgId, state.generation, parts));
       rows += parts.length;
     }
     return rows;

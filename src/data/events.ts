@@ -1,9 +1,8 @@
-import type SqliteDatabase from 'better-sqlite3';
 import { sql, type Transaction } from 'kysely';
 import type { Schema } from '../contract/types';
 import { eventColumns, type Database, type EventsTable } from './schema';
 import type { MetricEntry } from './snapshots';
-import { sqliteConnectionOf } from './sqlite';
+import { preparedStatement, sqliteConnectionOf } from './sqlite';
 
 /** Whose request the timeline rows come from, and when it was received: the same for all of them. */
 export interface EventOrigin {
@@ -36,7 +35,7 @@ export async function insertEvents(trx: Transaction<Database>, origin: EventOrig
   const rows = entries.map((entry) => rowOf(entry, origin, receivedAt, first.id));
   const connection = sqliteConnectionOf(trx);
   if (connection) {
-    const statement = insertOneRow(connection);
+    const statement = preparedStatement(connection, insertOneRow);
     for (const row of rows) statement.run(columns.map((name) => row[name]));
   } else {
     const arrays = columns.map((name) => sql`${rows.map((row) => row[name])}::${sql.raw(eventColumns[name].sqlType)}[]`);
@@ -75,13 +74,4 @@ function jsonOrNull(value: unknown): string | null {
   return value === undefined ? null : JSON.stringify(value);
 }
 
-const insertOneRowOn = new WeakMap<SqliteDatabase.Database, SqliteDatabase.Statement>();
-
-function insertOneRow(connection: SqliteDatabase.Database): SqliteDatabase.Statement {
-  let statement = insertOneRowOn.get(connection);
-  if (!statement) {
-    statement = connection.prepare(`insert into events (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`);
-    insertOneRowOn.set(connection, statement);
-  }
-  return statement;
-}
+const insertOneRow = `insert into events (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`;

@@ -1,7 +1,8 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Schema } from '../contract/types';
 import type { Dialect } from './db';
-import type { Executor, RollupParts, RollupStateTable } from './schema';
+import type { Database, Executor, RollupParts, RollupStateTable } from './schema';
+import { preparedStatement, sqliteConnectionOf } from './sqlite';
 
 export type Definition = Schema<'StoredStatisticDefinition'>;
 
@@ -460,15 +461,15 @@ export async function takeLease(db: Executor, orgId: string, owner: string, now:
   return Number(result.numUpdatedRows) === 1;
 }
 
-const UPSERT_ROWS = 500;
-
 /**
  * Adds parts to a generation's rows (and the organization's, summed over
  * workers), keys in sorted order so that concurrent writers lock rows in the
  * same order. On PostgreSQL one statement per table over column arrays
- * (unnest): a fixed text the server plans once, whatever the number of rows.
+ * (unnest): a fixed text the server plans once, whatever the number of rows;
+ * on SQLite (a transaction of Db.transaction(), on its connection) a cached
+ * statement per row.
  */
-export async function addParts(db: Executor, dialect: Dialect, orgId: string, generation: number, rows: PartsRow[]): Promise<void> {
+export async function addParts(trx: Transaction<Database>, orgId: string, generation: number, rows: PartsRow[]): Promise<void> {
   const orgRows = new Map<string, PartsRow>();
   for (const r of rows) {
     const key = `${r.statisticId}\u0000${r.day}\u0000${r.pillar}`;
@@ -481,56 +482,25 @@ export async function addParts(db: Executor, dialect: Dialect, orgId: string, ge
     } else orgRows.set(key, { ...r });
   }
   const summed = [...orgRows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
-  if (dialect === 'postgres') {
-    await upsertArrays(db, 'rollup_days', orgId, generation, rows, true);
-    await upsertArrays(db, 'rollup_org_days', orgId, generation, summed, false);
+  const connection = sqliteConnectionOf(trx);
+  if (connection) {
+    // One cached single-row statement per table: a many-row INSERT built by Kysely cost more to build than to run (measured).
+    const perWorker = preparedStatement(connection, upsertOneRow('rollup_days', true));
+    for (const r of rows) perWorker.run(orgId, generation, r.statisticId, r.day, r.workerId, r.pillar, r.count, r.sum, r.numerator, r.denominator);
+    const perOrg = preparedStatement(connection, upsertOneRow('rollup_org_days', false));
+    for (const r of summed) perOrg.run(orgId, generation, r.statisticId, r.day, r.pillar, r.count, r.sum, r.numerator, r.denominator);
     return;
   }
-  const add = (table: 'rollup_days' | 'rollup_org_days') => ({
-    count: sql<number>`${sql.ref(`${table}.count`)} + excluded.count`,
-    sum: sql<number>`${sql.ref(`${table}.sum`)} + excluded.sum`,
-    numerator: sql<number>`${sql.ref(`${table}.numerator`)} + excluded.numerator`,
-    denominator: sql<number>`${sql.ref(`${table}.denominator`)} + excluded.denominator`,
-  });
-  for (let i = 0; i < rows.length; i += UPSERT_ROWS) {
-    await db
-      .insertInto('rollup_days')
-      .values(
-        rows.slice(i, i + UPSERT_ROWS).map((r) => ({
-          org_id: orgId,
-          generation,
-          statistic_id: r.statisticId,
-          day: r.day,
-          worker_id: r.workerId,
-          pillar: r.pillar,
-          count: r.count,
-          sum: r.sum,
-          numerator: r.numerator,
-          denominator: r.denominator,
-        })),
-      )
-      .onConflict((oc) => oc.columns(['org_id', 'generation', 'statistic_id', 'day', 'worker_id', 'pillar']).doUpdateSet(add('rollup_days')))
-      .execute();
-  }
-  for (let i = 0; i < summed.length; i += UPSERT_ROWS) {
-    await db
-      .insertInto('rollup_org_days')
-      .values(
-        summed.slice(i, i + UPSERT_ROWS).map((r) => ({
-          org_id: orgId,
-          generation,
-          statistic_id: r.statisticId,
-          day: r.day,
-          pillar: r.pillar,
-          count: r.count,
-          sum: r.sum,
-          numerator: r.numerator,
-          denominator: r.denominator,
-        })),
-      )
-      .onConflict((oc) => oc.columns(['org_id', 'generation', 'statistic_id', 'day', 'pillar']).doUpdateSet(add('rollup_org_days')))
-      .execute();
-  }
+  await upsertArrays(trx, 'rollup_days', orgId, generation, rows, true);
+  await upsertArrays(trx, 'rollup_org_days', orgId, generation, summed, false);
+}
+
+/** SQLite: one row of parts added to `table`, its values in column order. */
+function upsertOneRow(table: 'rollup_days' | 'rollup_org_days', perWorker: boolean): string {
+  const key = ['org_id', 'generation', 'statistic_id', 'day', ...(perWorker ? ['worker_id'] : []), 'pillar'];
+  const parts = ['count', 'sum', 'numerator', 'denominator'];
+  return `insert into ${table} (${[...key, ...parts].join(', ')}) values (${[...key, ...parts].map(() => '?').join(', ')})
+    on conflict (${key.join(', ')}) do update set ${parts.map((c) => `${c} = ${table}.${c} + excluded.${c}`).join(', ')}`;
 }
 
 async function upsertArrays(

@@ -89,6 +89,17 @@ export function withStatementCache(connection: SqliteDatabase.Database): KyselyS
   };
 }
 
+const preparedOn = new WeakMap<SqliteDatabase.Database, Map<string, SqliteDatabase.Statement>>();
+
+/** A statement of the service's own fixed text, prepared once per connection: for the statements run once per row. */
+export function preparedStatement(connection: SqliteDatabase.Database, text: string): SqliteDatabase.Statement {
+  let statements = preparedOn.get(connection);
+  if (!statements) preparedOn.set(connection, (statements = new Map()));
+  let statement = statements.get(text);
+  if (!statement) statements.set(text, (statement = connection.prepare(text)));
+  return statement;
+}
+
 const connectionOfTransaction = new WeakMap<Transaction<Database>, SqliteDatabase.Database>();
 
 /** Records that `trx` runs on `connection` (SQLite has one connection, so one transaction at a time). */

@@ -226,7 +226,7 @@ export class RollupWorker {
           )) {
             parts.add(definitions.get(event.app_id) ?? [], rollupEventOf(event), timeZone);
           }
-          await addParts(trx, this.db.dialect, orgId, generation, parts.take());
+          await addParts(trx, orgId, generation, parts.take());
         }
         if (state.target_generation === null) await deleteOutbox(trx, ids);
         else await markOutboxApplied(trx, ids, state.target_generation);
@@ -317,7 +317,7 @@ export class RollupWorker {
           const read = await readChunk(trx, chunk);
           const parts = new PartsAccumulator();
           for (const event of read.events) parts.add(definitions.get(event.app_id) ?? [], rollupEventOf(event), timeZone);
-          await addParts(trx, this.db.dialect, orgId, target, parts.take());
+          await addParts(trx, orgId, target, parts.take());
           metrics.rollupRecomputed.inc(read.events.length);
           last = read.last;
         }
