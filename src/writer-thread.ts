@@ -1,5 +1,5 @@
-// The SQLite writer thread's entry (src/data/writer.ts): what it runs is a judged batch stored with its reply.
+// The SQLite writer thread's entry (src/data/writer.ts): it runs the jobs of src/domain/writes.ts.
 import { serveWrites } from './data/writer';
-import { storeBatchWithReply } from './domain/event-ingest';
+import { writeJobs } from './domain/writes';
 
-serveWrites(storeBatchWithReply);
+serveWrites(writeJobs);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { createApp } from '../src/app';
 import { WriterThread } from '../src/data/writer';
-import type { BatchToCommit, CommittedBatch } from '../src/domain/event-ingest';
+import type { WriteJobTable } from '../src/domain/writes';
 import { createServices } from '../src/services';
 import { client } from './support/client';
 import { testDialect } from './support/database';
@@ -16,13 +16,21 @@ const EVENTS = '/api/v1/ingest/events';
   it('commits batches in its own thread: the events, the reply and the rollups outbox row', async () => {
     const { app, db, tenant } = await setup();
     assert.ok(db.writer, 'a SQLite file has a writer thread');
-    const res = await client(app).post(EVENTS, { key: tenant.key, headers: { 'Idempotency-Key': 'w-1' }, body: { events: [event(), event()] } });
+    const res = await client(app).post(EVENTS, {
+      key: tenant.key,
+      headers: { 'Idempotency-Key': 'w-1' },
+      body: { events: [event(), event()] },
+    });
     assert.equal(res.status, 202);
     const stored = await db.kysely.selectFrom('events').select('id').where('org_id', '=', tenant.orgId).execute();
     assert.equal(stored.length, 2);
     const outbox = await db.kysely.selectFrom('rollup_outbox').select('id').where('org_id', '=', tenant.orgId).execute();
     assert.equal(outbox.length, 1);
-    const record = await db.kysely.selectFrom('idempotency_records').select(['state', 'body']).where('api_key_id', '=', tenant.keyId).executeTakeFirst();
+    const record = await db.kysely
+      .selectFrom('idempotency_records')
+      .select(['state', 'body'])
+      .where('api_key_id', '=', tenant.keyId)
+      .executeTakeFirst();
     assert.deepEqual(record, { state: 'done', body: res.text });
   });
 
@@ -30,7 +38,7 @@ const EVENTS = '/api/v1/ingest/events';
     this.timeout(30_000);
     const { db, config, tenant } = await setup();
     if (config.database.kind !== 'sqlite') throw new Error('a SQLite test');
-    const writer = new WriterThread<BatchToCommit, CommittedBatch>(path.join(__dirname, 'support', 'dying-writer.ts'), path.resolve(config.database.path));
+    const writer = new WriterThread<WriteJobTable>(path.join(__dirname, 'support', 'dying-writer.ts'), path.resolve(config.database.path));
     const dyingDb = { ...db, writer };
     const services = createServices(config, dyingDb, { logger: silentLogger });
     const api = client(createApp(config, dyingDb, { logger: silentLogger, services }));
@@ -40,8 +48,11 @@ const EVENTS = '/api/v1/ingest/events';
           e.metadata?.includes(`"${marker}"`),
         ).length;
       const markers = ['a', 'b', 'c', 'd'];
-      const bodies = new Map(markers.map((marker) => [marker, { events: [event({ metadata: { marker } }), event({ metadata: { marker } })] }]));
-      const send = (marker: string) => api.post(EVENTS, { key: tenant.key, headers: { 'Idempotency-Key': marker }, body: bodies.get(marker) });
+      const bodies = new Map(
+        markers.map((marker) => [marker, { events: [event({ metadata: { marker } }), event({ metadata: { marker } })] }]),
+      );
+      const send = (marker: string) =>
+        api.post(EVENTS, { key: tenant.key, headers: { 'Idempotency-Key': marker }, body: bodies.get(marker) });
       const dying = api.post(EVENTS, { key: tenant.key, body: { events: [event({ metadata: { marker: 'dying', dieInWriter: true } })] } });
       // Posted while the dying batch is in the thread.
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { Kysely, Migrator, sql, PostgresDialect, type KyselyPlugin, type LogEvent, type Migration } from 'kysely';
 import { Pool } from 'pg';
 import type { DatabaseConfig } from '../config';
-import type { BatchToCommit, CommittedBatch } from '../domain/event-ingest';
+import type { WriteJobTable } from '../domain/writes';
 import { metrics, trackPool } from '../metrics';
 import * as initial from './migrations/001_initial';
 import * as membersSessions from './migrations/002_members_sessions';
@@ -26,11 +26,11 @@ export interface Db {
    */
   transaction<T>(work: UnitOfWork<T>): Promise<T>;
   /**
-   * On a SQLite file, the thread that commits judged event batches on a
-   * connection of its own (src/data/writer.ts), off the HTTP thread's core;
-   * undefined elsewhere: there transaction() runs that job.
+   * On a SQLite file, the thread that commits the writes made for every batch
+   * on a connection of its own (src/data/writer.ts), off the HTTP thread's
+   * core; undefined elsewhere: there transaction() runs them (runWrite).
    */
-  writer?: Writer<BatchToCommit, CommittedBatch>;
+  writer?: Writer<WriteJobTable>;
   close(): Promise<void>;
 }
 
@@ -65,7 +65,7 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
     const writer =
       config.path === ':memory:' || plugins.length > 0
         ? undefined
-        : new WriterThread<BatchToCommit, CommittedBatch>(WRITER_ENTRY, path.resolve(config.path));
+        : new WriterThread<WriteJobTable>(WRITER_ENTRY, path.resolve(config.path));
     return {
       kysely,
       dialect: 'sqlite',

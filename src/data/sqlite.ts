@@ -60,9 +60,11 @@ export function openSqlite(file: string, { checkpoints = true } = {}): SqliteCon
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
   connection.pragma(`cache_size = -${CACHE_SIZE_KIB}`);
-  if (inMemory || !checkpoints) return { connection, stopCheckpoints: async () => {} };
-
+  if (inMemory) return { connection, stopCheckpoints: async () => {} };
+  // Every writing connection: SQLite's default (1,000 pages) made the writer thread checkpoint every few commits.
   connection.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
+  if (!checkpoints) return { connection, stopCheckpoints: async () => {} };
+
   const checkpointer = new Worker(checkpointerSource, {
     eval: true,
     workerData: { driver: require.resolve('better-sqlite3'), path: path.resolve(file), everyMs: CHECKPOINT_EVERY_MS },

@@ -8,16 +8,24 @@ import { GroupCommitter } from './transaction';
 // One Node thread doing HTTP, JSON, validation and SQLite leaves the second
 // core idle; SQLite's inserts and commits were some 40 ms of CPU per 1,000
 // events of it (measured). The writer thread owns a second connection to the
-// same file and runs one kind of unit of work (the job: a judged batch stored
-// with its reply) in its own group commit; the HTTP thread posts the job's
-// input, which must survive a structured clone, and gets what the job returned
-// only after its transaction committed.
+// same file and runs named units of work (jobs: a judged batch stored with its
+// reply, the rollups' outbox drained) in its own group commit; the HTTP thread
+// posts a job's name and input, which must survive a structured clone, and
+// gets what the job returned only after its transaction committed. Whatever
+// else writes on the HTTP thread's connection waits for the writer's lock and
+// makes the writer wait for its own: what writes often belongs here.
 
-/** The unit of work a writer thread runs, in a transaction of its group commit. */
+/** A unit of work a writer thread runs, in a transaction of its group commit. */
 export type WriteJob<I, O> = (trx: Transaction<Database>, input: I) => Promise<O>;
+
+/** The jobs a writer thread knows, by name. */
+export type WriteJobs = Record<string, WriteJob<never, unknown>>;
+export type InputOf<J> = J extends WriteJob<infer I, unknown> ? I : never;
+export type OutputOf<J> = J extends WriteJob<never, infer O> ? O : never;
 
 interface Job {
   id: number;
+  name: string;
   input: unknown;
 }
 type Stop = { stop: true };
@@ -56,16 +64,16 @@ if (workerData.entry.endsWith('.ts')) require('tsx/cjs');
 require(workerData.entry);
 `;
 
-/** Runs the job of a writer thread. */
-export interface Writer<I, O> {
-  /** Runs the job on `input`; resolves once its transaction committed, with what the job returned. */
-  run(input: I): Promise<O>;
+/** Runs the jobs of a writer thread. */
+export interface Writer<J extends WriteJobs> {
+  /** Runs the job `name` on `input`; resolves once its transaction committed, with what the job returned. */
+  run<K extends keyof J & string>(name: K, input: InputOf<J[K]>): Promise<OutputOf<J[K]>>;
 }
 
 /** The HTTP thread's side: started on the first job, and again on the next job after it died. */
-export class WriterThread<I, O> implements Writer<I, O> {
+export class WriterThread<J extends WriteJobs> implements Writer<J> {
   private worker: Worker | undefined;
-  private readonly pending = new Map<number, { resolve(value: O): void; reject(error: unknown): void }>();
+  private readonly pending = new Map<number, { resolve(value: unknown): void; reject(error: unknown): void }>();
   private nextId = 0;
 
   /** `entry` is a module that calls serveWrites; `file` the SQLite database. */
@@ -74,13 +82,14 @@ export class WriterThread<I, O> implements Writer<I, O> {
     private readonly file: string,
   ) {}
 
-  run(input: I): Promise<O> {
+  run<K extends keyof J & string>(name: K, input: InputOf<J[K]>): Promise<OutputOf<J[K]>> {
     const worker = this.worker ?? this.start();
     const id = this.nextId++;
-    return new Promise<O>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+    return new Promise<OutputOf<J[K]>>((resolve, reject) => {
+      // The thread answers this id with what the job `name`, typed by J, returned.
+      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
       try {
-        worker.postMessage({ id, input } satisfies Job);
+        worker.postMessage({ id, name, input } satisfies Job);
       } catch (error) {
         this.pending.delete(id);
         reject(error);
@@ -124,8 +133,7 @@ export class WriterThread<I, O> implements Writer<I, O> {
     if (!waiting) return;
     this.pending.delete(answer.id);
     if (answer.ok) {
-      // The thread answers with what the job, typed WriteJob<I, O>, returned for this id's input.
-      waiting.resolve(answer.value as O);
+      waiting.resolve(answer.value);
       return;
     }
     const { message, code, api } = answer.error;
@@ -138,7 +146,7 @@ export class WriterThread<I, O> implements Writer<I, O> {
  * database named by the HTTP thread and runs each job posted in its group
  * commit, answering once that committed. A job that fails rolls back alone.
  */
-export function serveWrites<I, O>(job: WriteJob<I, O>): void {
+export function serveWrites(jobs: WriteJobs): void {
   const port = parentPort;
   if (!port) throw new Error('serveWrites runs in a worker thread started by WriterThread');
   const file: unknown = workerData?.file;
@@ -155,10 +163,14 @@ export function serveWrites<I, O>(job: WriteJob<I, O>): void {
       });
       return;
     }
-    const { id } = message;
+    const { id, name } = message;
+    // The input is what WriterThread.run was given for this job, typed there by the same table of jobs.
+    const job = jobs[name] as WriteJob<unknown, unknown> | undefined;
     const done: Promise<void> = committer
-      // The input is what WriterThread<I, O>.run was given for this job.
-      .run((trx) => job(trx, message.input as I))
+      .run((trx) => {
+        if (!job) throw new Error(`the writer thread has no job ${name}`);
+        return job(trx, message.input);
+      })
       .then(
         (value) => port.postMessage({ id, ok: true, value } satisfies Answer),
         (error: unknown) => port.postMessage({ id, ok: false, error: sent(error) } satisfies Answer),

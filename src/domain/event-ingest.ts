@@ -14,7 +14,7 @@ import { ApiError, errorDetail, statusOf } from '../errors';
 import { metrics } from '../metrics';
 import { ActorResolver } from './actors';
 import type { Principal } from './authenticator';
-import { withStoredReply, type ClaimTicket, type IdempotencyClaim, type RenderedReply } from './idempotency';
+import { withStoredReply, type ClaimTicket, type RenderedReply } from './idempotency';
 import { judgeSchema, normalizeTimestamp, UNREPRESENTABLE_TIMESTAMP, type Rejection } from './judgement';
 
 export interface BatchOutcome {
@@ -158,21 +158,15 @@ export interface CommittedBatch {
   reply: RenderedReply;
 }
 
-/** The writer thread's job (src/writer-thread.ts): storeBatch, the reply rendered and stored in the same transaction. */
+/** A job of the writer thread (src/domain/writes.ts): storeBatch, the reply rendered and stored in the same transaction. */
 export const storeBatchWithReply: WriteJob<BatchToCommit, CommittedBatch> = (trx, { judged, reply, claim }) =>
-  withStoredReply(trx, (t) => storeBatch(t, judged), (outcome) => renderBatch(reply, outcome), claim, judged.ctx.requestId);
-
-/**
- * Stores the batch and its reply (with `claim`'s key, when the request holds
- * one) in one transaction, in the database's writer thread when it has one;
- * resolves once that committed.
- */
-export async function commitBatch(db: Db, judged: JudgedBatch, reply: ReplyContext, claim?: IdempotencyClaim): Promise<CommittedBatch> {
-  const batch = { judged, reply, claim: claim?.ticket() };
-  const committed = db.writer ? await db.writer.run(batch) : await db.transaction((trx) => storeBatchWithReply(trx, batch));
-  claim?.stored();
-  return committed;
-}
+  withStoredReply(
+    trx,
+    (t) => storeBatch(t, judged),
+    (outcome) => renderBatch(reply, outcome),
+    claim,
+    judged.ctx.requestId,
+  );
 
 /**
  * Stores the batch without a transaction when one statement can (see

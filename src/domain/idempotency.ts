@@ -106,7 +106,10 @@ export interface ClaimTicket {
 export async function storeReply(trx: Executor, claim: ClaimTicket | undefined, response: StoredResponse): Promise<void> {
   if (!claim) return;
   if (!(await completeClaim(trx, claim.key, claim.fingerprint, response, claim.expiresAt))) {
-    throw new ApiError('idempotency_in_progress', 'This request took too long and another request with the same Idempotency-Key took over.');
+    throw new ApiError(
+      'idempotency_in_progress',
+      'This request took too long and another request with the same Idempotency-Key took over.',
+    );
   }
 }
 

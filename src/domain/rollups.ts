@@ -3,12 +3,8 @@ import type { Logger } from 'pino';
 import type { Db } from '../data/db';
 import {
   addParts,
-  claimOutbox,
   deleteCells,
-  deleteOutbox,
-  eventsByIds,
   manifestsOfOrg,
-  markOutboxApplied,
   readState,
   recomputesOpen,
   scanEvents,
@@ -16,12 +12,12 @@ import {
   stateFor,
   takeLease,
   updateState,
-  type Definition,
-  type StoredEvent,
 } from '../data/rollups';
 import type { Executor } from '../data/schema';
 import { metrics } from '../metrics';
-import { PartsAccumulator, type RollupEvent } from './rollup-rules';
+import { definitionsByApp, rollupEventOf } from './rollup-drain';
+import { PartsAccumulator } from './rollup-rules';
+import { runWrite } from './writes';
 
 // The rollups are caught up from committed batches by a background worker:
 // ingest writes one outbox row per batch in its own transaction (one small
@@ -29,24 +25,6 @@ import { PartsAccumulator, type RollupEvent } from './rollup-rules';
 // removes its row in one transaction, so a batch counts exactly once. A
 // replaced manifest or a new time zone starts a new generation, computed from
 // the stored events in chunks while the previous one answers, whole.
-
-export function rollupEventOf(event: StoredEvent): RollupEvent {
-  return {
-    workerId: event.worker_id,
-    ts: event.ts,
-    eventType: event.event_type,
-    category: event.category,
-    statisticId: event.statistic_id,
-    duration: event.duration,
-    pillar: event.pillar,
-    metadata: event.metadata === null ? null : JSON.parse(event.metadata),
-  };
-}
-
-/** The definitions of each app of the organization, by app id. */
-export function definitionsByApp(manifests: { app: { id: string }; definitions: Definition[] }[]): Map<string, Definition[]> {
-  return new Map(manifests.map((m) => [m.app.id, m.definitions]));
-}
 
 /**
  * Inside the transaction that replaces a manifest or changes the time zone:
@@ -196,32 +174,9 @@ export class RollupWorker {
     if (wakeable) this.woken = false;
   }
 
-  /** Adds a few waiting batches to the rollups; resolves with how many. */
+  /** Adds a few waiting batches to the rollups (in the writer thread, when the database has one); resolves with how many. */
   async drainOnce(): Promise<number> {
-    const added = await this.db.transaction(async (trx) => {
-      const rows = await claimOutbox(trx, this.db.dialect, this.claim);
-      const byOrg = new Map<string, typeof rows>();
-      for (const row of rows) byOrg.set(row.org_id, [...(byOrg.get(row.org_id) ?? []), row]);
-      for (const [orgId, batches] of byOrg) {
-        // Shared: batches of one organization are added by several instances at once, but not while a recompute starts or ends.
-        const state = await stateFor(trx, orgId, { dialect: this.db.dialect, mode: 'share' });
-        const generation = state.target_generation ?? state.generation;
-        const timeZone = state.target_time_zone ?? state.time_zone;
-        const definitions = definitionsByApp(await manifestsOfOrg(trx, orgId));
-        const parts = new PartsAccumulator();
-        for (const event of await eventsByIds(
-          trx,
-          batches.flatMap((b) => JSON.parse(b.event_ids) as string[]),
-        )) {
-          parts.add(definitions.get(event.app_id) ?? [], rollupEventOf(event), timeZone);
-        }
-        await addParts(trx, this.db.dialect, orgId, generation, parts.take());
-        const ids = batches.map((b) => b.id);
-        if (state.target_generation === null) await deleteOutbox(trx, ids);
-        else await markOutboxApplied(trx, ids, state.target_generation);
-      }
-      return rows.map((row) => row.created_at);
-    });
+    const added = await runWrite(this.db, 'drainRollupOutbox', { dialect: this.db.dialect, claim: this.claim });
     const now = Date.now();
     for (const createdAt of added) metrics.rollupDelay.observe((now - Date.parse(createdAt)) / 1000);
     return added.length;

@@ -3,7 +3,7 @@ import { errorDetail, type ErrorCode } from '../errors';
 import { baseUrlOf } from './request-context';
 import type { Db } from '../data/db';
 import type { UnitOfWork } from '../data/transaction';
-import { withStoredReply, type RenderedReply } from '../domain/idempotency';
+import { withStoredReply, type ClaimTicket, type RenderedReply } from '../domain/idempotency';
 
 export type { RenderedReply };
 
@@ -32,8 +32,16 @@ export async function commitWithReply<T>(
   work: UnitOfWork<T>,
   render: (outcome: T) => RenderedReply,
 ): Promise<{ outcome: T; reply: RenderedReply }> {
+  return committedWithClaim(req, (claim) => db.transaction((trx) => withStoredReply(trx, work, render, claim, req.requestId)));
+}
+
+/**
+ * Runs `commit`, a transaction that stores the request's reply with the
+ * ticket of its Idempotency-Key claim (storeReply), and marks the claim done once that committed.
+ */
+export async function committedWithClaim<T>(req: Request, commit: (claim: ClaimTicket | undefined) => Promise<T>): Promise<T> {
   const claim = req.idempotency;
-  const done = await db.transaction((trx) => withStoredReply(trx, work, render, claim?.ticket(), req.requestId));
+  const done = await commit(claim?.ticket());
   claim?.stored();
   return done;
 }

@@ -3,8 +3,9 @@
 // were written, before its commit, while the batches posted meanwhile wait.
 import { serveWrites } from '../../src/data/writer';
 import { storeBatchWithReply, type BatchToCommit } from '../../src/domain/event-ingest';
+import { writeJobs } from '../../src/domain/writes';
 
-serveWrites(async (trx, batch: BatchToCommit) => {
+const storeBatch = async (trx: Parameters<typeof storeBatchWithReply>[0], batch: BatchToCommit) => {
   const committed = await storeBatchWithReply(trx, batch);
   if (batch.judged.candidates.some((c) => c.event.metadata?.dieInWriter === true)) {
     // Long enough for the other requests of the test to be posted to this thread.
@@ -12,4 +13,6 @@ serveWrites(async (trx, batch: BatchToCommit) => {
     process.exit(1);
   }
   return committed;
-});
+};
+
+serveWrites({ ...writeJobs, storeBatch });

@@ -14,9 +14,9 @@ export function gatedTransactions(db: Db, gate: () => Promise<void>): Db {
       return db.transaction(work);
     },
     writer: writer && {
-      run: async (input) => {
+      run: async (name, input) => {
         await gate();
-        return writer.run(input);
+        return writer.run(name, input);
       },
     },
   };

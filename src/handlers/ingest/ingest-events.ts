@@ -1,7 +1,8 @@
-import { commitBatch, judgeBatch, renderBatch, storeBatchAlone } from '../../domain/event-ingest';
+import { judgeBatch, renderBatch, storeBatchAlone } from '../../domain/event-ingest';
+import { runWrite } from '../../domain/writes';
 import { countBatch } from '../../metrics';
 import type { OperationHandler } from '../../http/operation';
-import { baseUrlFor, sendReply } from '../../http/respond';
+import { baseUrlFor, committedWithClaim, sendReply } from '../../http/respond';
 import type { Services } from '../../services';
 
 export function ingestEvents(services: Services): OperationHandler<'ingestEvents'> {
@@ -10,12 +11,17 @@ export function ingestEvents(services: Services): OperationHandler<'ingestEvents
     const items: unknown[] = req.body.events;
     const ctx = { principal: req.principal, requestId: req.requestId, receivedAt: new Date() };
     const judged = await judgeBatch(services.db, services.validate.event, items, ctx);
-    const replyContext = { requestId: req.requestId, size: items.length, batchLimit: services.config.ingestBatchLimit, baseUrl: baseUrlFor(req) };
+    const replyContext = {
+      requestId: req.requestId,
+      size: items.length,
+      batchLimit: services.config.ingestBatchLimit,
+      baseUrl: baseUrlFor(req),
+    };
     // Without an Idempotency-Key no reply is stored with the data: a batch one statement stores needs no transaction.
     const alone = req.idempotency ? undefined : await storeBatchAlone(services.db, judged);
     const { outcome, reply } = alone
       ? { outcome: alone, reply: renderBatch(replyContext, alone) }
-      : await commitBatch(services.db, judged, replyContext, req.idempotency);
+      : await committedWithClaim(req, (claim) => runWrite(services.db, 'storeBatch', { judged, reply: replyContext, claim }));
     countBatch(outcome);
     if (outcome.accepted.length > 0) services.rollups.wake();
     sendReply(res, reply);
