@@ -141,7 +141,7 @@ export function summarizeProfile(file: string, window?: { fromUs: number; toUs: 
 
 export function formatProfile(label: string, s: ProfileSummary): string {
   const lines = [
-    `Profile ${label}: ${s.seconds} s of samples${s.windowed ? ' (measured window only)' : ' (whole process)'}, main thread idle ${s.idlePct}%`,
+    `Profile ${label}: ${s.seconds} s of samples${s.windowed ? ' (measured window only)' : ' (whole process)'}, thread idle ${s.idlePct}%`,
     `  ${s.file}`,
     '  self time by layer:',
     ...s.layers.map((l) => `    ${l.pct.toFixed(1).padStart(5)}%  ${l.name}`),

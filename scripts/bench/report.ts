@@ -51,7 +51,10 @@ export interface ServiceFigures extends HttpFigures {
   rss: { peakMb: number; maxSampledMb: number };
   /** Rows the run added to `events`, and what its 202s (warm-up included) promised: at least that many. */
   eventsStored: { added: number; promisedBy202: number };
+  /** The main thread's. */
   profile?: ProfileSummary;
+  /** The other threads' that were busy (SQLite's writer thread). */
+  threadProfiles?: ProfileSummary[];
 }
 
 export interface RawFigures extends RawResult {
@@ -79,6 +82,7 @@ export interface DatabaseFigures {
   /** The growth run again with EVENT_RETENTION_DAYS set: the sweep deleting expired rows during the load. */
   growthWithRetention?: ServiceFigures & { retentionDays: number; eventsInTable: number; rowsDeleted: number };
   profile?: ProfileSummary;
+  threadProfiles?: ProfileSummary[];
   ratios: { serviceToRaw: number; serviceToBare: number; growthToEmpty?: number; retentionToGrowth?: number };
 }
 
@@ -284,7 +288,10 @@ export function formatReport(results: Results, previous?: { file: string; result
     table(results),
     '',
   ];
-  for (const [kind, d] of measuredDatabases(results)) if (d.profile) out.push(formatProfile(kind, d.profile), '');
+  for (const [kind, d] of measuredDatabases(results)) {
+    if (d.profile) out.push(formatProfile(kind, d.profile), '');
+    for (const thread of d.threadProfiles ?? []) out.push(formatProfile(`${kind}, another thread`, thread), '');
+  }
   out.push('Targets:');
   for (const t of results.targets) out.push(`  ${t.met ? 'met    ' : 'NOT met'}  ${t.target}: ${t.detail}`);
   for (const [kind, d] of Object.entries(results.databases)) if (d && 'skipped' in d) out.push(`  skipped  ${kind}: ${d.skipped}`);

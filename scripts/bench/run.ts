@@ -284,12 +284,21 @@ async function measureService(
     log(`${label}: WARNING: ${figures.eventsStored.promisedBy202} events answered 202 but only ${figures.eventsStored.added} rows were added`);
   }
   if (profileDir) {
-    const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
-    if (file) {
+    // One file per thread (CPU.date.time.pid.thread.seq.cpuprofile): the main thread's is thread 0.
+    const files = readdirSync(profileDir)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .map((f) => ({ f, thread: Number(f.split('.').at(-3)) }))
+      .sort((a, b) => a.thread - b.thread);
+    if (files.length > 0) {
       mkdirSync(settings.resultsDir, { recursive: true });
-      const kept = path.join(settings.resultsDir, `${stamp}-${target.kind}.cpuprofile`);
-      writeFileSync(kept, readFileSync(path.join(profileDir, file)));
-      figures.profile = summarizeProfile(kept, measured.window);
+      const summaries = files.map(({ f, thread }) => {
+        const kept = path.join(settings.resultsDir, `${stamp}-${target.kind}${thread === 0 ? '' : `-thread-${thread}`}.cpuprofile`);
+        writeFileSync(kept, readFileSync(path.join(profileDir, f)));
+        return summarizeProfile(kept, measured.window);
+      });
+      [figures.profile] = summaries;
+      // Threads that mostly wait (the checkpointer) say nothing worth printing.
+      figures.threadProfiles = summaries.slice(1).filter((summary) => summary.idlePct < 95);
     } else {
       log(`${label}: no .cpuprofile was written`);
     }
@@ -364,8 +373,9 @@ async function measureDatabase(kind: Kind, templates: RowTemplate[][], bare: Htt
     const service = await measureService(target, setup, `service ${kind}`);
     const raw = await measureRaw(kind, templates);
     let profile: ProfileSummary | undefined;
+    let threadProfiles: ProfileSummary[] | undefined;
     if (settings.profile) {
-      profile = (await measureService(target, setup, `profiled service ${kind}`, { profile: true })).profile;
+      ({ profile, threadProfiles } = await measureService(target, setup, `profiled service ${kind}`, { profile: true }));
     }
     const rollups = settings.rollups ? await measureRollups(kind, templates) : undefined;
     let growth: DatabaseFigures['growth'];
@@ -397,6 +407,7 @@ async function measureDatabase(kind: Kind, templates: RowTemplate[][], bare: Htt
       growth,
       growthWithRetention,
       profile,
+      threadProfiles,
       ratios: {
         serviceToRaw: ratio(service.eventsPerSecond, raw.eventsPerSecond),
         serviceToBare: ratio(service.eventsPerSecond, bare.eventsPerSecond),

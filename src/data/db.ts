@@ -1,6 +1,8 @@
-import { Kysely, Migrator, sql, PostgresDialect, SqliteDialect, type KyselyPlugin, type LogEvent, type Migration } from 'kysely';
+import path from 'node:path';
+import { Kysely, Migrator, sql, PostgresDialect, type KyselyPlugin, type LogEvent, type Migration } from 'kysely';
 import { Pool } from 'pg';
 import type { DatabaseConfig } from '../config';
+import type { WriteJobTable } from '../domain/writes';
 import { metrics, trackPool } from '../metrics';
 import * as initial from './migrations/001_initial';
 import * as membersSessions from './migrations/002_members_sessions';
@@ -9,8 +11,9 @@ import * as consoleRead from './migrations/003_console_read';
 import * as rollups from './migrations/005_rollups';
 import type { Database } from './schema';
 import { withPreparedStatements } from './postgres';
-import { openSqlite, withStatementCache } from './sqlite';
+import { openSqlite, sqliteKysely } from './sqlite';
 import { GroupCommitter, retryingTransaction, type UnitOfWork } from './transaction';
+import { WriterThread, type Writer } from './writer';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -22,13 +25,22 @@ export interface Db {
    * none of it. Use it, not kysely.transaction(), for request writes.
    */
   transaction<T>(work: UnitOfWork<T>): Promise<T>;
+  /**
+   * On a SQLite file, the thread that commits the writes made for every batch
+   * on a connection of its own (src/data/writer.ts), off the HTTP thread's
+   * core; undefined elsewhere: there transaction() runs them (runWrite).
+   */
+  writer?: Writer<WriteJobTable>;
   close(): Promise<void>;
 }
 
 export interface OpenOptions {
-  /** Kysely plugins (tests use one to inject failures). */
+  /** Kysely plugins (tests use one to inject failures); they act on this thread's queries only, so with them there is no writer thread. */
   plugins?: KyselyPlugin[];
 }
+
+// The writer thread's entry module, built beside this folder (.js) or run by tsx (.ts).
+const WRITER_ENTRY = path.join(__dirname, '..', `writer-thread${path.extname(__filename)}`);
 
 const migrations: Record<string, Migration> = {
   '001_initial': initial,
@@ -47,17 +59,20 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
   const plugins = options.plugins ?? [];
   if (config.kind === 'sqlite') {
     const sqlite = openSqlite(config.path);
-    const kysely = new Kysely<Database>({
-      dialect: new SqliteDialect({ database: withStatementCache(sqlite.connection) }),
-      plugins,
-      log: timeQuery,
-    });
+    const kysely = sqliteKysely(sqlite.connection, { plugins, log: timeQuery });
     const committer = new GroupCommitter(kysely, sqlite.connection);
+    // Another thread can open the same file, not the same memory.
+    const writer =
+      config.path === ':memory:' || plugins.length > 0
+        ? undefined
+        : new WriterThread<WriteJobTable>(WRITER_ENTRY, path.resolve(config.path));
     return {
       kysely,
       dialect: 'sqlite',
       transaction: (work) => committer.run(work),
+      writer,
       close: async () => {
+        await writer?.close();
         await sqlite.stopCheckpoints();
         await kysely.destroy();
       },
@@ -151,6 +166,7 @@ const UNAVAILABLE_CODES = new Set([
   '08001',
   '08003',
   '08006', // connection exceptions
+  'WRITER_EXITED', // src/data/writer.ts
   'SQLITE_BUSY',
   'SQLITE_LOCKED',
   'SQLITE_FULL',

@@ -2,7 +2,19 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
-import type { SqliteDatabase as KyselySqliteDatabase, SqliteStatement, Transaction } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Driver,
+  type KyselyConfig,
+  type SqliteDatabase as KyselySqliteDatabase,
+  type SqliteDialectConfig,
+  type SqliteStatement,
+  type Transaction,
+} from 'kysely';
 import type { Database } from './schema';
 
 // Checkpoints copy the WAL back into the database file and sync it; done by the
@@ -34,8 +46,12 @@ export interface SqliteConnection {
   stopCheckpoints(): Promise<void>;
 }
 
-/** Opens (creating on first use) a SQLite file in WAL mode with its checkpoints done off the request path. */
-export function openSqlite(file: string): SqliteConnection {
+/**
+ * Opens (creating on first use) a SQLite file in WAL mode with its checkpoints
+ * done off the request path, unless `checkpoints` is false (a second
+ * connection of a process whose first one has them done).
+ */
+export function openSqlite(file: string, { checkpoints = true } = {}): SqliteConnection {
   const inMemory = file === ':memory:';
   if (!inMemory) mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const connection = new SqliteDatabase(file);
@@ -45,8 +61,10 @@ export function openSqlite(file: string): SqliteConnection {
   connection.pragma('busy_timeout = 5000');
   connection.pragma(`cache_size = -${CACHE_SIZE_KIB}`);
   if (inMemory) return { connection, stopCheckpoints: async () => {} };
-
+  // Every writing connection: SQLite's default (1,000 pages) made the writer thread checkpoint every few commits.
   connection.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
+  if (!checkpoints) return { connection, stopCheckpoints: async () => {} };
+
   const checkpointer = new Worker(checkpointerSource, {
     eval: true,
     workerData: { driver: require.resolve('better-sqlite3'), path: path.resolve(file), everyMs: CHECKPOINT_EVERY_MS },
@@ -71,7 +89,7 @@ const STATEMENT_CACHE_SIZE = 500;
  * Kysely prepares every query anew, which costs more than running it for the
  * batch insert (measured). Least recently used statements are dropped first.
  */
-export function withStatementCache(connection: SqliteDatabase.Database): KyselySqliteDatabase {
+function withStatementCache(connection: SqliteDatabase.Database): KyselySqliteDatabase {
   const statements = new Map<string, SqliteStatement>();
   return {
     close: () => connection.close(),
@@ -98,6 +116,33 @@ export function preparedStatement(connection: SqliteDatabase.Database, text: str
   let statement = statements.get(text);
   if (!statement) statements.set(text, (statement = connection.prepare(text)));
   return statement;
+}
+
+/**
+ * Kysely over one connection, its transactions begun IMMEDIATE: a process has
+ * two writing connections (the writer thread's and the main thread's, see
+ * src/data/writer.ts), and a deferred transaction that read before writing
+ * fails at once (SQLITE_BUSY_SNAPSHOT) when the other committed meanwhile,
+ * where one that takes the write lock first waits on busy_timeout.
+ */
+export function sqliteKysely(connection: SqliteDatabase.Database, config: Omit<KyselyConfig, 'dialect'>): Kysely<Database> {
+  return new Kysely<Database>({ ...config, dialect: new ImmediateSqliteDialect({ database: withStatementCache(connection) }) });
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly settings: SqliteDialectConfig) {
+    super(settings);
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.settings);
+  }
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
 }
 
 const connectionOfTransaction = new WeakMap<Transaction<Database>, SqliteDatabase.Database>();

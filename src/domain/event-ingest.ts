@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import type { Schema } from '../contract/types';
+import type { Reply, Schema } from '../contract/types';
 import type { TypedValidator } from '../contract/validators';
 import type { Db } from '../data/db';
 import { storeBatchInOneStatement } from '../data/event-batch';
@@ -9,10 +9,12 @@ import { insertOutbox } from '../data/rollups';
 import type { Database, Executor } from '../data/schema';
 import { retryingConflicts } from '../data/transaction';
 import { ingestRules, monthOf, reserveEvents, type IngestRules } from '../data/usage';
-import { ApiError } from '../errors';
+import type { WriteJob } from '../data/writer';
+import { ApiError, errorDetail, statusOf } from '../errors';
 import { metrics } from '../metrics';
 import { ActorResolver } from './actors';
 import type { Principal } from './authenticator';
+import { withStoredReply, type ClaimTicket, type RenderedReply } from './idempotency';
 import { judgeSchema, normalizeTimestamp, UNREPRESENTABLE_TIMESTAMP, type Rejection } from './judgement';
 
 export interface BatchOutcome {
@@ -114,6 +116,57 @@ export async function storeBatch(trx: Transaction<Database>, judged: JudgedBatch
   if (quota === null) await reserveEvents(trx, ctx.principal.orgId, month, split.stored.length, null);
   return outcomeOf(split);
 }
+
+/** What the reply to a batch says besides its outcome. */
+export interface ReplyContext {
+  requestId: string;
+  /** The number of events the request sent. */
+  size: number;
+  batchLimit: number;
+  /** Where the client reached us, for docsUrl. */
+  baseUrl: string;
+}
+
+/** 202 when every event is accepted, 207 when some are, else the status of the first rejection's code. */
+export function renderBatch(context: ReplyContext, outcome: BatchOutcome): RenderedReply {
+  const { requestId, size, batchLimit, baseUrl } = context;
+  const body: Reply<'ingestEvents', 202> = {
+    requestId,
+    accepted: outcome.accepted.length,
+    rejected: outcome.rejected.length,
+    batchLimit,
+    results: outcome,
+  };
+  const [first] = outcome.rejected;
+  if (!first) return { status: 202, body: JSON.stringify(body) };
+  if (outcome.accepted.length > 0) return { status: 207, body: JSON.stringify(body) };
+  const message = `All ${size} events were rejected; the first: ${first.message}`;
+  const rejected: Schema<'BatchRejectedResponse'> = { error: errorDetail(first.code, message, requestId, baseUrl), ...body, accepted: 0 };
+  return { status: statusOf(first.code), body: JSON.stringify(rejected) };
+}
+
+/** A judged batch to store with its reply: plain data, so that a writer thread can do it. */
+export interface BatchToCommit {
+  judged: JudgedBatch;
+  reply: ReplyContext;
+  /** The request's claimed Idempotency-Key, whose reply commits with the batch. */
+  claim: ClaimTicket | undefined;
+}
+
+export interface CommittedBatch {
+  outcome: BatchOutcome;
+  reply: RenderedReply;
+}
+
+/** A job of the writer thread (src/domain/writes.ts): storeBatch, the reply rendered and stored in the same transaction. */
+export const storeBatchWithReply: WriteJob<BatchToCommit, CommittedBatch> = (trx, { judged, reply, claim }) =>
+  withStoredReply(
+    trx,
+    (t) => storeBatch(t, judged),
+    (outcome) => renderBatch(reply, outcome),
+    claim,
+    judged.ctx.requestId,
+  );
 
 /**
  * Stores the batch without a transaction when one statement can (see

@@ -11,7 +11,9 @@ import {
   type RecordKey,
   type StoredResponse,
 } from '../data/idempotency';
-import type { Executor } from '../data/schema';
+import type { Database, Executor } from '../data/schema';
+import type { UnitOfWork } from '../data/transaction';
+import type { Transaction } from 'kysely';
 import { ApiError, type ErrorCode } from '../errors';
 
 /**
@@ -86,11 +88,56 @@ export class IdempotencyService {
   }
 }
 
+/**
+ * What storing a claimed key's response needs: plain data, so that the
+ * transaction storing it may run in another thread (src/data/writer.ts).
+ */
+export interface ClaimTicket {
+  key: RecordKey;
+  fingerprint: string;
+  /** When the stored response stops being replayed. */
+  expiresAt: string;
+}
+
+/**
+ * Stores a request's response inside the transaction that commits what it
+ * describes: with `claim`, the reply a retry gets back commits with its data, or neither does.
+ */
+export async function storeReply(trx: Executor, claim: ClaimTicket | undefined, response: StoredResponse): Promise<void> {
+  if (!claim) return;
+  if (!(await completeClaim(trx, claim.key, claim.fingerprint, response, claim.expiresAt))) {
+    throw new ApiError(
+      'idempotency_in_progress',
+      'This request took too long and another request with the same Idempotency-Key took over.',
+    );
+  }
+}
+
+/** A response decided inside the transaction that commits what it describes. */
+export type RenderedReply = Omit<StoredResponse, 'requestId'>;
+
+/**
+ * Inside a request's transaction: runs its unit of work, renders the outcome
+ * and stores the rendered reply with `claim` (storeReply).
+ */
+export async function withStoredReply<T>(
+  trx: Transaction<Database>,
+  work: UnitOfWork<T>,
+  render: (outcome: T) => RenderedReply,
+  claim: ClaimTicket | undefined,
+  requestId: string,
+): Promise<{ outcome: T; reply: RenderedReply }> {
+  const outcome = await work(trx);
+  const reply = render(outcome);
+  await storeReply(trx, claim, { ...reply, requestId });
+  return { outcome, reply };
+}
+
 /** The key held by one request until its response is stored or the claim released. */
 export class IdempotencyClaim {
   private readonly heartbeat: NodeJS.Timeout;
   private open = true;
-  /** complete() ran: if its transaction commits, the record is done and there is nothing to free. */
+  /** The response was committed with its data: the record is done and there is nothing to free. */
   private storedInTransaction = false;
 
   constructor(
@@ -106,14 +153,16 @@ export class IdempotencyClaim {
     ).unref();
   }
 
-  /** Stores the response inside the transaction that commits what it describes. */
-  async complete(trx: Executor, response: StoredResponse): Promise<void> {
-    if (!(await completeClaim(trx, this.key, this.fingerprint, response, this.at(this.ttlSeconds * 1000)))) {
-      throw new ApiError(
-        'idempotency_in_progress',
-        'This request took too long and another request with the same Idempotency-Key took over.',
-      );
-    }
+  /**
+   * For the transaction that commits what the response describes to store it
+   * with storeReply; once that committed, call stored().
+   */
+  ticket(): ClaimTicket {
+    return { key: this.key, fingerprint: this.fingerprint, expiresAt: this.at(this.ttlSeconds * 1000) };
+  }
+
+  /** The transaction that stored the response with this claim's ticket committed. */
+  stored(): void {
     this.storedInTransaction = true;
   }
 

@@ -1,7 +1,7 @@
 import type { Db } from '../data/db';
 import { timeZoneOf } from '../data/organizations';
 import { allEvents, generationRows, manifestsOfOrg, organizationIds, outboxIds, readState } from '../data/rollups';
-import { definitionsByApp, rollupEventOf } from './rollups';
+import { definitionsByApp, rollupEventOf } from './rollup-drain';
 import { PartsAccumulator } from './rollup-rules';
 
 export interface Verification {

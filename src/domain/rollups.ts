@@ -1,22 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { isDataException, type Db } from '../data/db';
-import { inSavepoint } from '../data/transaction';
 import {
-  addBatchesInDatabase,
   addChunkInDatabase,
   addParts,
-  batchesSpan,
   beginGeneration,
-  claimOutbox,
   deleteAppliedOutbox,
   deleteCells,
-  deleteOutbox,
-  eventsByIds,
   firstEventAfter,
   manifestsOfOrg,
-  markOutboxApplied,
   readChunk,
   readState,
   recomputesOpen,
@@ -24,15 +16,14 @@ import {
   stateFor,
   takeLease,
   updateState,
-  type Definition,
   type EventKey,
-  type OutboxBatches,
-  type StoredEvent,
 } from '../data/rollups';
-import type { Database, Executor } from '../data/schema';
+import type { Executor } from '../data/schema';
 import { metrics } from '../metrics';
 import { daysSpanned } from './local-day';
-import { PartsAccumulator, type RollupEvent } from './rollup-rules';
+import { definitionsByApp, rollupEventOf } from './rollup-drain';
+import { PartsAccumulator } from './rollup-rules';
+import { runWrite } from './writes';
 
 // The rollups are caught up from committed batches by a background worker:
 // ingest writes one outbox row per batch in its own transaction (one small
@@ -40,24 +31,6 @@ import { PartsAccumulator, type RollupEvent } from './rollup-rules';
 // removes its row in one transaction, so a batch counts exactly once. A
 // replaced manifest or a new time zone starts a new generation, computed from
 // the stored events in chunks while the previous one answers, whole.
-
-export function rollupEventOf(event: StoredEvent): RollupEvent {
-  return {
-    workerId: event.worker_id,
-    ts: event.ts,
-    eventType: event.event_type,
-    category: event.category,
-    statisticId: event.statistic_id,
-    duration: event.duration,
-    pillar: event.pillar,
-    metadata: event.metadata === null ? null : JSON.parse(event.metadata),
-  };
-}
-
-/** The definitions of each app of the organization, by app id. */
-export function definitionsByApp(manifests: { app: { id: string }; definitions: Definition[] }[]): Map<string, Definition[]> {
-  return new Map(manifests.map((m) => [m.app.id, m.definitions]));
-}
 
 /**
  * Inside the transaction that replaces a manifest or changes the time zone:
@@ -75,8 +48,6 @@ export async function startRecompute(trx: Executor, orgId: string, timeZone: str
 
 // A chunk ends within this span of its first event: the days PostgreSQL is given for it stay few.
 const CHUNK_SPAN_MS = 8 * 86_400_000;
-// Batches whose events span more (a backfill, say) are summed by the service: the days PostgreSQL is given stay few.
-const MAX_BATCH_SPAN_MS = 31 * 86_400_000;
 // Stored timestamps lie in the years 0000 to 9999 (src/domain/judgement.ts).
 const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
 
@@ -208,65 +179,15 @@ export class RollupWorker {
     if (wakeable) this.woken = false;
   }
 
-  /** Adds a few waiting batches to the rollups; resolves with how many. */
+  /** Adds a few waiting batches to the rollups (in the writer thread, when the database has one); resolves with how many. */
   async drainOnce(): Promise<number> {
-    const added = await this.db.transaction(async (trx) => {
-      const rows = await claimOutbox(trx, this.db.dialect, this.claim);
-      const byOrg = new Map<string, typeof rows>();
-      for (const row of rows) byOrg.set(row.orgId, [...(byOrg.get(row.orgId) ?? []), row]);
-      for (const [orgId, batches] of byOrg) {
-        // Shared: batches of one organization are added by several instances at once, but not while a recompute starts or ends.
-        const state = await stateFor(trx, orgId, { dialect: this.db.dialect, mode: 'share' });
-        const generation = state.target_generation ?? state.generation;
-        const timeZone = state.target_time_zone ?? state.time_zone;
-        const definitions = definitionsByApp(await manifestsOfOrg(trx, orgId));
-        const ids = batches.map((b) => b.id);
-        if (!(this.db.dialect === 'postgres' && (await this.addInDatabase(trx, { orgId, generation, ids }, definitions, timeZone)))) {
-          const parts = new PartsAccumulator();
-          for (const event of await eventsByIds(
-            trx,
-            batches.flatMap((b) => b.eventIds),
-          )) {
-            parts.add(definitions.get(event.app_id) ?? [], rollupEventOf(event), timeZone);
-          }
-          await addParts(trx, orgId, generation, parts.take());
-        }
-        if (state.target_generation === null) await deleteOutbox(trx, ids);
-        else await markOutboxApplied(trx, ids, state.target_generation);
-      }
-      return rows.map((row) => row.createdAt);
-    });
-    const now = Date.now();
-    for (const createdAt of added) metrics.rollupDelay.observe((now - Date.parse(createdAt)) / 1000);
-    return added.length;
-  }
-
-  /**
-   * PostgreSQL sums the batches' events itself, so that the service's thread,
-   * busy with ingest, does not read and sum them; false when the service must:
-   * their events span too many days to list, or their metadata is text
-   * PostgreSQL cannot read (then nothing of the attempt is kept).
-   */
-  private async addInDatabase(
-    trx: Transaction<Database>,
-    batches: OutboxBatches,
-    definitions: Map<string, Definition[]>,
-    timeZone: string,
-  ): Promise<boolean> {
-    const span = await batchesSpan(trx, batches);
-    if (!span) return true;
-    if (Date.parse(span.last) - Date.parse(span.first) > MAX_BATCH_SPAN_MS) return false;
-    try {
-      await inSavepoint(trx, () => addBatchesInDatabase(trx, batches, definitions, daysSpanned(span.first, span.last, timeZone)));
-      return true;
-    } catch (err) {
-      if (!isDataException(err)) throw err;
-      this.options.logger?.warn(
-        { err, orgId: batches.orgId },
-        'rollups: PostgreSQL could not read the metadata of a batch; the service sums it',
-      );
-      return false;
+    const { createdAt, unreadable } = await runWrite(this.db, 'drainRollupOutbox', { dialect: this.db.dialect, claim: this.claim });
+    for (const orgId of unreadable) {
+      this.options.logger?.warn({ orgId }, 'rollups: PostgreSQL could not read the metadata of a batch; the service sums it');
     }
+    const now = Date.now();
+    for (const at of createdAt) metrics.rollupDelay.observe((now - Date.parse(at)) / 1000);
+    return createdAt.length;
   }
 
   /** One chunk of one open recompute whose lease this worker holds or can take; false when there was none. */

@@ -3,19 +3,21 @@ import { errorDetail, type ErrorCode } from '../errors';
 import { baseUrlOf } from './request-context';
 import type { Db } from '../data/db';
 import type { UnitOfWork } from '../data/transaction';
+import { withStoredReply, type ClaimTicket, type RenderedReply } from '../domain/idempotency';
+
+export type { RenderedReply };
 
 export function sendJson(res: Response, status: number, body: unknown): void {
   sendReply(res, { status, body: JSON.stringify(body) });
 }
 
 export function errorDetailFor(req: Request, code: ErrorCode, message: string) {
-  return errorDetail(code, message, req.requestId, baseUrlOf(req.socket, { protocol: req.protocol, host: req.get('host') }));
+  return errorDetail(code, message, req.requestId, baseUrlFor(req));
 }
 
-/** A response decided inside the transaction that commits what it describes. */
-export interface RenderedReply {
-  status: number;
-  body: string;
+/** The address the client reached us at, for links such as docsUrl. */
+export function baseUrlFor(req: Request): string {
+  return baseUrlOf(req.socket, { protocol: req.protocol, host: req.get('host') });
 }
 
 /**
@@ -30,12 +32,18 @@ export async function commitWithReply<T>(
   work: UnitOfWork<T>,
   render: (outcome: T) => RenderedReply,
 ): Promise<{ outcome: T; reply: RenderedReply }> {
-  return db.transaction(async (trx) => {
-    const outcome = await work(trx);
-    const reply = render(outcome);
-    await req.idempotency?.complete(trx, { ...reply, requestId: req.requestId });
-    return { outcome, reply };
-  });
+  return committedWithClaim(req, (claim) => db.transaction((trx) => withStoredReply(trx, work, render, claim, req.requestId)));
+}
+
+/**
+ * Runs `commit`, a transaction that stores the request's reply with the
+ * ticket of its Idempotency-Key claim (storeReply), and marks the claim done once that committed.
+ */
+export async function committedWithClaim<T>(req: Request, commit: (claim: ClaimTicket | undefined) => Promise<T>): Promise<T> {
+  const claim = req.idempotency;
+  const done = await commit(claim?.ticket());
+  claim?.stored();
+  return done;
 }
 
 /** Sends a body that is already JSON text: as rendered in a transaction, or as stored for replay. */
