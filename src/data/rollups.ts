@@ -242,6 +242,9 @@ export async function batchesSpan(db: Executor, batches: OutboxBatches): Promise
   return row?.first && row.last ? { first: row.first, last: row.last } : undefined;
 }
 
+// What sumInDatabase reads of an event.
+const summedColumns = sql.raw('e.id, e.ts, e.kind, e.batch_id, e.app_id, e.worker_id, e.event_type, e.category, e.statistic_id, e.duration, e.pillar, e.metadata');
+
 /**
  * PostgreSQL: adds the chunk's events that count (as readChunk tells them)
  * to its generation in one statement, matched, valued, put on their day and
@@ -256,7 +259,7 @@ export async function addChunkInDatabase(
 ): Promise<{ counted: number; last: EventKey | undefined }> {
   const after = chunk.after ?? { ts: '', id: '' };
   const read = sql`
-      select e.id, e.ts, e.kind, e.batch_id, e.app_id, e.worker_id, e.event_type, e.category, e.statistic_id, e.duration, e.pillar, e.metadata
+      select ${summedColumns}
         from events e
        where e.org_id = ${chunk.orgId} and (e.ts, e.id) > (${after.ts}, ${after.id}) and e.ts >= ${after.ts} and e.ts <= ${chunk.through}
        order by e.ts, e.id
@@ -280,7 +283,7 @@ export async function addBatchesInDatabase(
   days: { day: string; start: string }[],
 ): Promise<number> {
   const read = sql`
-      select e.id, e.ts, e.kind, e.batch_id, e.app_id, e.worker_id, e.event_type, e.category, e.statistic_id, e.duration, e.pillar, e.metadata
+      select ${summedColumns}
         from events e
        where e.org_id = ${batches.orgId} and e.id in (${eventIdsOf(batches)})`;
   return (await sumInDatabase(db, batches, { read, counts: sql`true` }, definitions, days)).counted;
