@@ -574,8 +574,33 @@ export interface DailyParts {
   denominator: Float64Array;
 }
 
-function noParts(days: number): DailyParts {
-  return { count: new Float64Array(days), sum: new Float64Array(days), numerator: new Float64Array(days), denominator: new Float64Array(days) };
+/** Parts of consecutive days by key (a statistic, a worker), added a row at a time. */
+class DailyPartsByKey {
+  readonly byKey = new Map<string, DailyParts>();
+  private readonly index: Map<string, number>;
+
+  constructor(private readonly days: string[]) {
+    this.index = new Map(days.map((day, i) => [day, i]));
+  }
+
+  /** The place of `day` in the range; undefined outside it (the queries ask for none there). */
+  indexOf(day: string): number | undefined {
+    return this.index.get(day);
+  }
+
+  /** Adds parts to day `d` of `key`: a worker has a row per pillar, and they add up. */
+  add(key: string, d: number, count: number, sum: number, numerator: number, denominator: number): void {
+    let parts = this.byKey.get(key);
+    if (!parts) {
+      const n = this.days.length;
+      parts = { count: new Float64Array(n), sum: new Float64Array(n), numerator: new Float64Array(n), denominator: new Float64Array(n) };
+      this.byKey.set(key, parts);
+    }
+    parts.count[d] += count;
+    parts.sum[d] += sum;
+    parts.numerator[d] += numerator;
+    parts.denominator[d] += denominator;
+  }
 }
 
 /**
@@ -587,9 +612,9 @@ export async function readDayParts(
   db: Executor,
   q: { orgId: string; generation: number; statisticIds: string[]; days: string[]; workerId?: string },
 ): Promise<Map<string, DailyParts>> {
-  const byStatistic = new Map<string, DailyParts>();
   const [from, to] = [q.days[0], q.days.at(-1)];
-  if (from === undefined || to === undefined || q.statisticIds.length === 0) return byStatistic;
+  const parts = new DailyPartsByKey(q.days);
+  if (from === undefined || to === undefined || q.statisticIds.length === 0) return parts.byKey;
   // The organization's parts are kept summed over workers beside each worker's.
   let query = db
     .selectFrom(q.workerId === undefined ? 'rollup_org_days' : 'rollup_days')
@@ -601,18 +626,11 @@ export async function readDayParts(
     .where('day', '<=', to)
     .groupBy(['statistic_id', 'day']);
   if (q.workerId !== undefined) query = query.where('worker_id', '=', q.workerId);
-  const dayIndex = new Map(q.days.map((day, i) => [day, i]));
   for (const row of numeric(await query.execute())) {
-    const d = dayIndex.get(row.day);
-    if (d === undefined) continue; // not a day of the range: the query asked for none
-    let parts = byStatistic.get(row.statistic_id);
-    if (!parts) byStatistic.set(row.statistic_id, (parts = noParts(q.days.length)));
-    parts.count[d] = row.count;
-    parts.sum[d] = row.sum;
-    parts.numerator[d] = row.numerator;
-    parts.denominator[d] = row.denominator;
+    const d = parts.indexOf(row.day);
+    if (d !== undefined) parts.add(row.statistic_id, d, row.count, row.sum, row.numerator, row.denominator);
   }
-  return byStatistic;
+  return parts.byKey;
 }
 
 /**
@@ -631,8 +649,8 @@ export async function readWorkerDays(
   q: { orgId: string; generation: number; statisticId: string; days: string[]; workerId?: string },
 ): Promise<Map<string, DailyParts>> {
   const [from, to] = [q.days[0], q.days.at(-1)];
-  const byWorker = new Map<string, DailyParts>();
-  if (from === undefined || to === undefined) return byWorker;
+  const parts = new DailyPartsByKey(q.days);
+  if (from === undefined || to === undefined) return parts.byKey;
   let query = db
     .selectFrom('rollup_days')
     .select([
@@ -646,24 +664,15 @@ export async function readWorkerDays(
     .where('day', '<=', to)
     .groupBy('day');
   if (q.workerId !== undefined) query = query.where('worker_id', '=', q.workerId);
-  const rows = await query.execute();
-  const dayIndex = new Map(q.days.map((day, i) => [day, i]));
-  for (const row of rows) {
-    const d = dayIndex.get(row.day);
-    if (d === undefined) continue; // not a day of the range: the query asked for none
+  for (const row of await query.execute()) {
+    const d = parts.indexOf(row.day);
+    if (d === undefined) continue;
     const fields = row.workers.split(' ');
     for (let i = 0; i < fields.length; i += 5) {
-      const workerId = fields[i];
-      let parts = byWorker.get(workerId);
-      if (!parts) byWorker.set(workerId, (parts = noParts(q.days.length)));
-      // A worker has a row per pillar: they add up.
-      parts.count[d] += Number(fields[i + 1]);
-      parts.sum[d] += Number(fields[i + 2]);
-      parts.numerator[d] += Number(fields[i + 3]);
-      parts.denominator[d] += Number(fields[i + 4]);
+      parts.add(fields[i], d, Number(fields[i + 1]), Number(fields[i + 2]), Number(fields[i + 3]), Number(fields[i + 4]));
     }
   }
-  return byWorker;
+  return parts.byKey;
 }
 
 /** A statistic's parts summed per pillar over a range of days. */

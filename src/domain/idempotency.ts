@@ -103,7 +103,7 @@ export interface ClaimTicket {
  * Stores a request's response inside the transaction that commits what it
  * describes: with `claim`, the reply a retry gets back commits with its data, or neither does.
  */
-export async function storeReply(trx: Executor, claim: ClaimTicket | undefined, response: StoredResponse): Promise<void> {
+async function storeReply(trx: Executor, claim: ClaimTicket | undefined, response: StoredResponse): Promise<void> {
   if (!claim) return;
   if (!(await completeClaim(trx, claim.key, claim.fingerprint, response, claim.expiresAt))) {
     throw new ApiError(

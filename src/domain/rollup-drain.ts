@@ -23,7 +23,7 @@ import { PartsAccumulator, type RollupEvent } from './rollup-rules';
 // Batches whose events span more (a backfill, say) are summed by the service: the days PostgreSQL is given stay few.
 const MAX_BATCH_SPAN_MS = 31 * 86_400_000;
 
-export function rollupEventOf(event: StoredEvent): RollupEvent {
+function rollupEventOf(event: StoredEvent): RollupEvent {
   return {
     workerId: event.worker_id,
     ts: event.ts,
@@ -39,6 +39,16 @@ export function rollupEventOf(event: StoredEvent): RollupEvent {
 /** The definitions of each app of the organization, by app id. */
 export function definitionsByApp(manifests: { app: { id: string }; definitions: Definition[] }[]): Map<string, Definition[]> {
   return new Map(manifests.map((m) => [m.app.id, m.definitions]));
+}
+
+/** Adds stored events to `parts`, each by its app's manifest (`definitions`), on its day in `timeZone`. */
+export function addStoredEvents(
+  parts: PartsAccumulator,
+  events: StoredEvent[],
+  definitions: Map<string, Definition[]>,
+  timeZone: string,
+): void {
+  for (const event of events) parts.add(definitions.get(event.app_id) ?? [], rollupEventOf(event), timeZone);
 }
 
 /** What a drain added: each batch's creation time, and the organizations whose batches PostgreSQL could not read. */
@@ -57,7 +67,11 @@ export const drainRollupOutbox: WriteJob<{ dialect: Dialect; claim: number }, Dr
   const rows = await claimOutbox(trx, dialect, claim);
   const unreadable: string[] = [];
   const byOrg = new Map<string, typeof rows>();
-  for (const row of rows) byOrg.set(row.orgId, [...(byOrg.get(row.orgId) ?? []), row]);
+  for (const row of rows) {
+    const ofOrg = byOrg.get(row.orgId);
+    if (ofOrg) ofOrg.push(row);
+    else byOrg.set(row.orgId, [row]);
+  }
   for (const [orgId, batches] of byOrg) {
     // Shared: batches of one organization are added by several instances at once, but not while a recompute starts or ends.
     const state = await stateFor(trx, orgId, { dialect, mode: 'share' });
@@ -68,13 +82,12 @@ export const drainRollupOutbox: WriteJob<{ dialect: Dialect; claim: number }, Dr
     const inDatabase = dialect === 'postgres' ? await addInDatabase(trx, { orgId, generation, ids }, definitions, timeZone) : 'not tried';
     if (inDatabase === 'unreadable') unreadable.push(orgId);
     if (inDatabase !== 'added') {
-      const parts = new PartsAccumulator();
-      for (const event of await eventsByIds(
+      const events = await eventsByIds(
         trx,
         batches.flatMap((b) => b.eventIds),
-      )) {
-        parts.add(definitions.get(event.app_id) ?? [], rollupEventOf(event), timeZone);
-      }
+      );
+      const parts = new PartsAccumulator();
+      addStoredEvents(parts, events, definitions, timeZone);
       await addParts(trx, orgId, generation, parts.take());
     }
     if (state.target_generation === null) await deleteOutbox(trx, ids);

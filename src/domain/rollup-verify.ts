@@ -1,7 +1,7 @@
 import type { Db } from '../data/db';
 import { timeZoneOf } from '../data/organizations';
 import { allEvents, generationRows, manifestsOfOrg, organizationIds, outboxIds, readState } from '../data/rollups';
-import { definitionsByApp, rollupEventOf } from './rollup-drain';
+import { addStoredEvents, definitionsByApp } from './rollup-drain';
 import { PartsAccumulator } from './rollup-rules';
 
 export interface Verification {
@@ -35,10 +35,8 @@ export async function verifyRollups(db: Db, orgId?: string, fromDay?: string): P
       const definitions = definitionsByApp(await manifestsOfOrg(trx, id));
       const expected = new PartsAccumulator();
       for await (const page of allEvents(trx, id)) {
-        for (const event of page) {
-          if (event.batch_id !== null && waiting.has(event.batch_id)) continue;
-          expected.add(definitions.get(event.app_id) ?? [], rollupEventOf(event), timeZone);
-        }
+        const stored = page.filter((event) => event.batch_id === null || !waiting.has(event.batch_id));
+        addStoredEvents(expected, stored, definitions, timeZone);
       }
       if (state && state.time_zone !== timeZone) differences.push(`${id}: rollups in ${state.time_zone}, organization in ${timeZone}`);
       const stored = new Map(

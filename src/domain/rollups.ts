@@ -21,7 +21,7 @@ import {
 import type { Executor } from '../data/schema';
 import { metrics } from '../metrics';
 import { daysSpanned } from './local-day';
-import { definitionsByApp, rollupEventOf } from './rollup-drain';
+import { addStoredEvents, definitionsByApp } from './rollup-drain';
 import { PartsAccumulator } from './rollup-rules';
 import { runWrite } from './writes';
 
@@ -241,7 +241,7 @@ export class RollupWorker {
         } else {
           const read = await readChunk(trx, chunk);
           const parts = new PartsAccumulator();
-          for (const event of read.events) parts.add(definitions.get(event.app_id) ?? [], rollupEventOf(event), timeZone);
+          addStoredEvents(parts, read.events, definitions, timeZone);
           await addParts(trx, orgId, target, parts.take());
           metrics.rollupRecomputed.inc(read.events.length);
           last = read.last;
