@@ -1,6 +1,6 @@
 // Linux /proc readings: a process's memory and CPU time, the machine's CPU time,
 // and PostgreSQL processes' CPU time (to see where the cores went).
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100; // USER_HZ; `getconf CLK_TCK` is 100 on Linux x86 and arm
 
@@ -17,8 +17,21 @@ export function memoryOf(pid: number): { rssMb: number; hwmMb: number } | undefi
 
 /** CPU seconds (user + system) a process has used so far. */
 export function cpuSecondsOf(pid: number): number {
+  return cpuSecondsIn(`/proc/${pid}/stat`);
+}
+
+/** CPU seconds each thread of a process has used so far, by thread id (the main thread's is the pid). */
+export function threadCpuSecondsOf(pid: number): Map<number, number> {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return new Map(readdirSync(`/proc/${pid}/task`).map((tid) => [Number(tid), cpuSecondsIn(`/proc/${pid}/task/${tid}/stat`)]));
+  } catch {
+    return new Map();
+  }
+}
+
+function cpuSecondsIn(file: string): number {
+  try {
+    const stat = readFileSync(file, 'utf8');
     // The command name may hold spaces and parentheses: fields start after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
@@ -39,6 +52,8 @@ export function machineCpu(): { busy: number; total: number } {
 export interface CpuReading {
   at: number;
   pids: Map<number, number>;
+  /** The first process's threads. */
+  threads: Map<number, number>;
   postgres: Map<number, number>;
   machine: { busy: number; total: number };
 }
@@ -48,6 +63,7 @@ export function readCpu(pids: number[], postgresPids: number[] = []): CpuReading
   return {
     at: performance.now(),
     pids: new Map(pids.map((pid) => [pid, cpuSecondsOf(pid)])),
+    threads: pids[0] === undefined ? new Map() : threadCpuSecondsOf(pids[0]),
     postgres: new Map(postgresPids.map((pid) => [pid, cpuSecondsOf(pid)])),
     machine: machineCpu(),
   };
@@ -57,16 +73,19 @@ export function readCpu(pids: number[], postgresPids: number[] = []): CpuReading
 export function cpuBetween(
   start: CpuReading,
   end: CpuReading,
-): { pids: Map<number, number>; postgres: number; machineBusy: number; machineBusyCores: number } {
+): { pids: Map<number, number>; threads: Map<number, number>; postgres: number; machineBusy: number; machineBusyCores: number } {
   const seconds = (end.at - start.at) / 1000;
   const pct = (used: number) => Math.round((used / seconds) * 100);
   const pids = new Map<number, number>();
   for (const [pid, used] of end.pids) pids.set(pid, pct(used - (start.pids.get(pid) ?? 0)));
+  const threads = new Map<number, number>();
+  for (const [tid, used] of end.threads) threads.set(tid, pct(used - (start.threads.get(tid) ?? 0)));
   let postgres = 0;
   for (const [pid, used] of end.postgres) postgres += used - (start.postgres.get(pid) ?? 0);
   const machineTotal = end.machine.total - start.machine.total;
   return {
     pids,
+    threads,
     postgres: pct(postgres),
     machineBusy: machineTotal > 0 ? Math.round(((end.machine.busy - start.machine.busy) / machineTotal) * 100) : 0,
     machineBusyCores: pct(end.machine.busy - start.machine.busy),

@@ -22,6 +22,9 @@ export interface RecordedSettings {
  */
 export interface CpuFigures {
   serverPct: number;
+  /** The server's main (HTTP) thread, and its busiest other thread (SQLite's writer): which one is the bottleneck. */
+  serverMainThreadPct: number;
+  serverOtherThreadPct: number;
   loadGeneratorPct: number;
   postgresPct: number;
   otherPct: number;
@@ -114,6 +117,7 @@ export function table(results: Results): string {
     ['service: server peak RSS (MB)', (d) => fmt(d.service.rss.peakMb)],
     ['service: CPU % of one core: server / load gen / postgres / other', (d) => cpuCells(d.service.cpu)],
     ['service: CPU ms per 1,000 events: server / postgres', (d) => perThousand(d.service.eventsPerSecond, d.service.cpu.serverPct, d.service.cpu.postgresPct)],
+    ['service: CPU ms per 1,000 events: main thread / busiest other', (d) => threadsPerThousand(d.service)],
     ['raw driver: events/s', (d) => fmt(d.raw.eventsPerSecond)],
     ['raw: CPU % of one core: driver process / postgres / other', (d) => `${d.raw.cpu.benchPct} / ${d.raw.cpu.postgresPct || '–'} / ${d.raw.cpu.otherPct}`],
     ['raw: CPU ms per 1,000 events: driver process / postgres', (d) => perThousand(d.raw.eventsPerSecond, d.raw.cpu.benchPct, d.raw.cpu.postgresPct)],
@@ -155,6 +159,13 @@ export function table(results: Results): string {
       ['rollups: ingest events/s without / with a manifest of 8', (d) => (r(d) ? `${fmt(r(d)?.withoutManifest.eventsPerSecond)} / ${fmt(r(d)?.withManifest.eventsPerSecond)}` : '–')],
       ['rollups: with / without', (d) => x(r(d)?.ingestRatio)],
       [
+        'rollups: CPU ms per 1,000 events, main thread / busiest other: without / with a manifest',
+        (d) => {
+          const f = r(d);
+          return f ? `${threadsPerThousand(f.withoutManifest)}; ${threadsPerThousand(f.withManifest)}` : '–';
+        },
+      ],
+      [
         'rollups: delay p99 (s, bucket bound); backlog when the load stopped',
         (d) => (r(d) ? `≤ ${r(d)?.delay.p99UpToSeconds}; ${r(d)?.delay.backlogAtEnd.batches} batches, oldest ${r(d)?.delay.backlogAtEnd.oldestSeconds} s` : '–'),
       ],
@@ -177,6 +188,10 @@ function perThousand(eventsPerSecond: number, ...pcts: number[]): string {
 
 function cpuMsPerThousand(eventsPerSecond: number, pct: number): number {
   return (pct / 100 / eventsPerSecond) * 1e6;
+}
+
+function threadsPerThousand(f: HttpFigures): string {
+  return perThousand(f.eventsPerSecond, f.cpu.serverMainThreadPct, f.cpu.serverOtherThreadPct);
 }
 
 function cpuCells(c: CpuFigures): string {

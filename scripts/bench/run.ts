@@ -201,11 +201,14 @@ async function drive(server: Running, authorization: string | undefined, withPos
   const cpu = cpuBetween(startCpu, result.end);
   const serverPct = cpu.pids.get(serverPid) ?? 0;
   const loadGeneratorPct = cpu.pids.get(loadPid) ?? 0;
+  const otherThreads = [...cpu.threads].filter(([tid]) => tid !== serverPid).map(([, pct]) => pct);
   return {
     load: result.load,
     window: { fromUs, toUs: result.toUs },
     cpu: {
       serverPct,
+      serverMainThreadPct: cpu.threads.get(serverPid) ?? 0,
+      serverOtherThreadPct: Math.max(0, ...otherThreads),
       loadGeneratorPct,
       postgresPct: cpu.postgres,
       otherPct: Math.max(0, cpu.machineBusyCores - serverPct - loadGeneratorPct - cpu.postgres),
