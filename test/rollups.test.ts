@@ -4,7 +4,9 @@ import { runIngestctl } from '../src/cli/ingestctl';
 import { changeAllowedEventTypes, createApp, issueKey, updateOrganization } from '../src/domain/administration';
 import { firstWholeDay, RetentionSweeper } from '../src/domain/retention';
 import { verifyRollups } from '../src/domain/rollup-verify';
+import { sumWaitingBatches } from '../src/domain/rollup-drain';
 import { RollupWorker } from '../src/domain/rollups';
+import { runWrite } from '../src/domain/writes';
 import { databaseUrlOf, silentLogger } from './support/fixtures';
 import { client } from './support/client';
 import { signIn } from './support/console';
@@ -490,6 +492,40 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     await Promise.all([other.catchUp(), w.catchUp(), other.catchUp()]);
     const body = await w.dailyNow({ from: '2026-11-02', to: '2026-11-02' });
     assert.deepEqual(body.items[0]?.total, { value: 50, count: 50 });
+  });
+
+  it('SQLite: sums read before a manifest replacement are not added; their batches are read again under the new manifest', async function () {
+    const w = await rollupWorld();
+    // PostgreSQL sums a batch in the transaction that claims it: nothing can change in between.
+    if (w.db.dialect !== 'sqlite') this.skip();
+    await w.putManifest([w.def('done')]);
+    await w.send([{ timestamp: '2026-11-02T10:00:00Z' }]);
+    const summed = await sumWaitingBatches(w.db.kysely, 10);
+    assert.equal(summed.length, 1);
+    await w.putManifest([w.def('done'), w.def('also')]);
+    const drained = await runWrite(w.db, 'addSummedBatches', summed);
+    assert.deepEqual(drained, { createdAt: [], left: 1, unreadable: [] });
+    const body = await w.daily({ from: '2026-11-02', to: '2026-11-02' });
+    assert.deepEqual(
+      body.items.map((s) => [s.label, s.total]),
+      [
+        ['Label done', { value: 1, count: 1 }],
+        ['Label also', { value: 1, count: 1 }],
+      ],
+    );
+  });
+
+  it('SQLite: sums read twice are added once: the second finds their batches gone', async function () {
+    const w = await rollupWorld();
+    if (w.db.dialect !== 'sqlite') this.skip();
+    await w.putManifest([w.def('done')]);
+    await w.catchUp();
+    await w.send([{ timestamp: '2026-11-02T10:00:00Z' }, { timestamp: '2026-11-02T11:00:00Z' }]);
+    const [first, second] = [await sumWaitingBatches(w.db.kysely, 10), await sumWaitingBatches(w.db.kysely, 10)];
+    assert.equal((await runWrite(w.db, 'addSummedBatches', first)).createdAt.length, 1);
+    assert.deepEqual(await runWrite(w.db, 'addSummedBatches', second), { createdAt: [], left: 1, unreadable: [] });
+    const body = await w.dailyNow({ from: '2026-11-02', to: '2026-11-02' });
+    assert.deepEqual(body.items[0]?.total, { value: 2, count: 2 });
   });
 
   it('a recompute whose instance stopped is taken over once its lease expires', async () => {

@@ -118,6 +118,21 @@ export async function deleteOutbox(db: Executor, ids: string[]): Promise<void> {
   if (ids.length > 0) await db.deleteFrom('rollup_outbox').where('id', 'in', ids).execute();
 }
 
+/** How many of the batches `ids` still wait in the outbox. */
+export async function waitingOutbox(db: Executor, ids: string[]): Promise<number> {
+  let waiting = 0;
+  for (let i = 0; i < ids.length; i += 500) {
+    const row = await db
+      .selectFrom('rollup_outbox')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('id', 'in', ids.slice(i, i + 500))
+      .where('applied_generation', 'is', null)
+      .executeTakeFirstOrThrow();
+    waiting += Number(row.n);
+  }
+  return waiting;
+}
+
 /** Batches added to a generation under recompute stay, so that its scan of the events leaves them out. */
 export async function markOutboxApplied(db: Executor, ids: string[], generation: number): Promise<void> {
   if (ids.length > 0) await db.updateTable('rollup_outbox').set({ applied_generation: generation }).where('id', 'in', ids).execute();

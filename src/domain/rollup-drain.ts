@@ -1,5 +1,7 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Transaction } from 'kysely';
-import { isDataException, type Dialect } from '../data/db';
+import { isDataException } from '../data/db';
+import { timeZoneOf } from '../data/organizations';
 import {
   addBatchesInDatabase,
   addParts,
@@ -9,19 +11,31 @@ import {
   eventsByIds,
   manifestsOfOrg,
   markOutboxApplied,
+  readState,
   stateFor,
+  waitingOutbox,
   type Definition,
+  type OutboxBatch,
   type OutboxBatches,
   type StoredEvent,
 } from '../data/rollups';
-import type { Database } from '../data/schema';
+import type { Database, Executor, RollupStateTable } from '../data/schema';
 import { inSavepoint } from '../data/transaction';
 import type { WriteJob } from '../data/writer';
 import { daysSpanned } from './local-day';
-import { PartsAccumulator, type RollupEvent } from './rollup-rules';
+import { packCells, PartsAccumulator, unpackCells, type PackedCells, type RollupEvent } from './rollup-rules';
+
+// Adding committed batches to the rollups (see src/domain/rollups.ts), so that each counts exactly once.
+// PostgreSQL: instances claim batches with FOR UPDATE SKIP LOCKED and the database sums them, in one
+// transaction. SQLite: the writer thread that stores every batch is the bottleneck of ingest, so the
+// HTTP thread reads and sums the waiting batches on its own connection (a read, beside the writer in
+// WAL mode), and the writer only adds the sums and removes the batches, after checking that nothing
+// they depend on changed meanwhile.
 
 // Batches whose events span more (a backfill, say) are summed by the service: the days PostgreSQL is given stay few.
 const MAX_BATCH_SPAN_MS = 31 * 86_400_000;
+// Events read per statement when the service sums them; the thread's other work runs between two reads.
+const EVENTS_PER_READ = 500;
 
 function rollupEventOf(event: StoredEvent): RollupEvent {
   return {
@@ -51,49 +65,68 @@ export function addStoredEvents(
   for (const event of events) parts.add(definitions.get(event.app_id) ?? [], rollupEventOf(event), timeZone);
 }
 
-/** What a drain added: each batch's creation time, and the organizations whose batches PostgreSQL could not read. */
-export interface Drained {
-  createdAt: string[];
-  unreadable: string[];
+/** The parts of the events `ids`, read a few hundred at a time with the thread's other work in between. */
+async function sumEvents(db: Executor, ids: string[], definitions: Map<string, Definition[]>, timeZone: string): Promise<PartsAccumulator> {
+  const parts = new PartsAccumulator();
+  for (let i = 0; i < ids.length; i += EVENTS_PER_READ) {
+    if (i > 0) await nextTurn();
+    addStoredEvents(parts, await eventsByIds(db, ids.slice(i, i + EVENTS_PER_READ)), definitions, timeZone);
+  }
+  return parts;
 }
 
-/**
- * Adds up to `claim` waiting batches to the rollups and removes their outbox
- * rows, in one transaction, so that a batch counts exactly once (see
- * src/domain/rollups.ts). A job of the writer thread: on SQLite it writes
- * often, and with the ingest.
- */
-export const drainRollupOutbox: WriteJob<{ dialect: Dialect; claim: number }, Drained> = async (trx, { dialect, claim }) => {
-  const rows = await claimOutbox(trx, dialect, claim);
-  const unreadable: string[] = [];
-  const byOrg = new Map<string, typeof rows>();
+function byOrganization(rows: OutboxBatch[]): Map<string, OutboxBatch[]> {
+  const byOrg = new Map<string, OutboxBatch[]>();
   for (const row of rows) {
     const ofOrg = byOrg.get(row.orgId);
     if (ofOrg) ofOrg.push(row);
     else byOrg.set(row.orgId, [row]);
   }
-  for (const [orgId, batches] of byOrg) {
+  return byOrg;
+}
+
+/** Added batches leave the outbox; while a recompute runs they stay, marked, so that its scan leaves their events out. */
+async function settleOutbox(trx: Executor, state: RollupStateTable, ids: string[]): Promise<void> {
+  if (state.target_generation === null) await deleteOutbox(trx, ids);
+  else await markOutboxApplied(trx, ids, state.target_generation);
+}
+
+/** What a drain did: each added batch's creation time, the batches left for the next, and the organizations whose batches PostgreSQL could not read. */
+export interface Drained {
+  createdAt: string[];
+  left: number;
+  unreadable: string[];
+}
+
+/**
+ * PostgreSQL: adds up to `claim` waiting batches to the rollups and removes
+ * their outbox rows, in one transaction. The database sums them unless it
+ * cannot (see addInDatabase); then the service does.
+ */
+export const drainRollupOutbox: WriteJob<{ claim: number }, Drained> = async (trx, { claim }) => {
+  const rows = await claimOutbox(trx, 'postgres', claim);
+  const unreadable: string[] = [];
+  for (const [orgId, batches] of byOrganization(rows)) {
     // Shared: batches of one organization are added by several instances at once, but not while a recompute starts or ends.
-    const state = await stateFor(trx, orgId, { dialect, mode: 'share' });
+    const state = await stateFor(trx, orgId, { dialect: 'postgres', mode: 'share' });
     const generation = state.target_generation ?? state.generation;
     const timeZone = state.target_time_zone ?? state.time_zone;
     const definitions = definitionsByApp(await manifestsOfOrg(trx, orgId));
     const ids = batches.map((b) => b.id);
-    const inDatabase = dialect === 'postgres' ? await addInDatabase(trx, { orgId, generation, ids }, definitions, timeZone) : 'not tried';
+    const inDatabase = await addInDatabase(trx, { orgId, generation, ids }, definitions, timeZone);
     if (inDatabase === 'unreadable') unreadable.push(orgId);
     if (inDatabase !== 'added') {
-      const events = await eventsByIds(
+      const parts = await sumEvents(
         trx,
         batches.flatMap((b) => b.eventIds),
+        definitions,
+        timeZone,
       );
-      const parts = new PartsAccumulator();
-      addStoredEvents(parts, events, definitions, timeZone);
       await addParts(trx, orgId, generation, parts.take());
     }
-    if (state.target_generation === null) await deleteOutbox(trx, ids);
-    else await markOutboxApplied(trx, ids, state.target_generation);
+    await settleOutbox(trx, state, ids);
   }
-  return { createdAt: rows.map((row) => row.createdAt), unreadable };
+  return { createdAt: rows.map((row) => row.createdAt), left: 0, unreadable };
 };
 
 /**
@@ -119,3 +152,64 @@ async function addInDatabase(
     return 'unreadable';
   }
 }
+
+/** An organization's waiting batches summed by the service, with the state they were summed under. */
+export interface SummedBatches {
+  orgId: string;
+  /** The generation answering and the one under recompute when they were read: a new manifest or zone changes one of them. */
+  generation: number;
+  target: number | null;
+  batches: { id: string; createdAt: string }[];
+  cells: PackedCells;
+}
+
+/**
+ * SQLite, on the HTTP thread's connection: reads up to `claim` waiting
+ * batches and sums their events for the generation that takes them. Nothing
+ * is written (stateFor would: a missing state is the one it creates).
+ */
+export async function sumWaitingBatches(db: Executor, claim: number): Promise<SummedBatches[]> {
+  const summed: SummedBatches[] = [];
+  for (const [orgId, batches] of byOrganization(await claimOutbox(db, 'sqlite', claim))) {
+    const state = await readState(db, orgId);
+    const timeZone = state ? (state.target_time_zone ?? state.time_zone) : ((await timeZoneOf(db, orgId)) ?? 'UTC');
+    const definitions = definitionsByApp(await manifestsOfOrg(db, orgId));
+    const parts = await sumEvents(
+      db,
+      batches.flatMap((b) => b.eventIds),
+      definitions,
+      timeZone,
+    );
+    summed.push({
+      orgId,
+      generation: state?.generation ?? 1,
+      target: state?.target_generation ?? null,
+      batches: batches.map(({ id, createdAt }) => ({ id, createdAt })),
+      cells: packCells(parts.take()),
+    });
+  }
+  return summed;
+}
+
+/**
+ * SQLite, a job of the writer thread: adds what sumWaitingBatches summed and
+ * removes those batches, in one transaction. An organization whose state
+ * changed since (a new manifest or zone: its sums are of the wrong
+ * generation) or whose batches another process added meanwhile is left
+ * untouched, for the next drain to read again.
+ */
+export const addSummedBatches: WriteJob<SummedBatches[], Drained> = async (trx, summed) => {
+  const drained: Drained = { createdAt: [], left: 0, unreadable: [] };
+  for (const { orgId, generation, target, batches, cells } of summed) {
+    const state = await stateFor(trx, orgId);
+    const ids = batches.map((b) => b.id);
+    if (state.generation !== generation || state.target_generation !== target || (await waitingOutbox(trx, ids)) !== ids.length) {
+      drained.left += ids.length;
+      continue;
+    }
+    await addParts(trx, orgId, target ?? generation, unpackCells(cells));
+    await settleOutbox(trx, state, ids);
+    drained.createdAt.push(...batches.map((b) => b.createdAt));
+  }
+  return drained;
+};

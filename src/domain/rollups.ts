@@ -21,7 +21,7 @@ import {
 import type { Executor } from '../data/schema';
 import { metrics } from '../metrics';
 import { daysSpanned } from './local-day';
-import { addStoredEvents, definitionsByApp } from './rollup-drain';
+import { addStoredEvents, definitionsByApp, sumWaitingBatches, type Drained } from './rollup-drain';
 import { PartsAccumulator } from './rollup-rules';
 import { runWrite } from './writes';
 
@@ -92,7 +92,8 @@ export class RollupWorker {
     // On PostgreSQL the database sums the batches: a larger claim adds each (worker, day) cell once for more events
     // (PostgreSQL CPU per 1,000 events 10.7-17.9 ms with 200, 7.3-14.6 with 1,000), but makes batches wait longer
     // (make bench: delay p99 up to 10 s with 1,000; up to 5 s with 400, ingest 0.99x without a manifest). On SQLite
-    // the service sums them, in the writer thread that also stores the batches, which a larger claim would hold longer.
+    // the HTTP thread sums them and the writer thread, which also stores the batches, adds the sums: a larger claim
+    // would hold both longer.
     this.claim = options.claim ?? (db.dialect === 'postgres' ? 400 : 200);
     this.coalesceMs = options.coalesceMs ?? 1_000;
     // On SQLite a chunk holds the one thread that also serves ingest: a longer rest keeps ingest well above half its
@@ -180,15 +181,25 @@ export class RollupWorker {
     if (wakeable) this.woken = false;
   }
 
-  /** Adds a few waiting batches to the rollups (in the writer thread, when the database has one); resolves with how many. */
+  /**
+   * Adds a few waiting batches to the rollups; resolves with how many it took (added, or left to read
+   * again because they changed meanwhile). On SQLite this thread sums them and the writer adds the sums.
+   */
   async drainOnce(): Promise<number> {
-    const { createdAt, unreadable } = await runWrite(this.db, 'drainRollupOutbox', { dialect: this.db.dialect, claim: this.claim });
+    const { createdAt, left, unreadable } = await this.drain();
     for (const orgId of unreadable) {
       this.options.logger?.warn({ orgId }, 'rollups: PostgreSQL could not read the metadata of a batch; the service sums it');
     }
     const now = Date.now();
     for (const at of createdAt) metrics.rollupDelay.observe((now - Date.parse(at)) / 1000);
-    return createdAt.length;
+    return createdAt.length + left;
+  }
+
+  private async drain(): Promise<Drained> {
+    if (this.db.dialect === 'postgres') return runWrite(this.db, 'drainRollupOutbox', { claim: this.claim });
+    const summed = await sumWaitingBatches(this.db.kysely, this.claim);
+    if (summed.length === 0) return { createdAt: [], left: 0, unreadable: [] };
+    return runWrite(this.db, 'addSummedBatches', summed);
   }
 
   /** One chunk of one open recompute whose lease this worker holds or can take; false when there was none. */

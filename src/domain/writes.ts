@@ -1,7 +1,7 @@
 import type { Db } from '../data/db';
 import type { InputOf, OutputOf, WriteJob } from '../data/writer';
 import { storeBatchWithReply } from './event-ingest';
-import { drainRollupOutbox } from './rollup-drain';
+import { addSummedBatches, drainRollupOutbox } from './rollup-drain';
 
 /**
  * The units of work that SQLite's writer thread runs (src/data/writer.ts,
@@ -10,6 +10,7 @@ import { drainRollupOutbox } from './rollup-drain';
 export const writeJobs = {
   storeBatch: storeBatchWithReply,
   drainRollupOutbox,
+  addSummedBatches,
 };
 
 export type WriteJobTable = typeof writeJobs;
