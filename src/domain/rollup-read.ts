@@ -12,6 +12,7 @@ import {
   readPillarParts,
   readState,
   readWorkerDays,
+  workersWithDays,
   type AppManifest,
   type DailyParts,
   type Definition,
@@ -135,13 +136,16 @@ export async function dailyStatistics(
     return { ...header, items: statistics.map((s) => series(s, now, days, parts.get(s.definition.id))), nextCursor: null };
   }
 
-  // Every worker's parts of every statistic: the ranking needs each worker's total of the first, the page their days.
-  const parts = await Promise.all(statistics.map((s) => readWorkerDays(ctx.db, { ...where, statisticId: s.definition.id, days })));
-  const workerIds = new Set(parts.flatMap((byWorker) => [...byWorker.keys()]));
-  const [ofFirst] = parts;
+  // The ranking needs every worker's total of the first statistic and which workers have days of the others;
+  // the others' days are read for the page's workers only.
+  const rest = statistics.slice(1);
+  const [ofFirst, withOthers] = await Promise.all([
+    readWorkerDays(ctx.db, { ...where, statisticId: first.definition.id, days }),
+    workersWithDays(ctx.db, { ...where, statisticIds: rest.map((s) => s.definition.id), days }),
+  ]);
   // Workers ranked by the first statistic's total value (null last), then its count, then id.
-  const ranked = [...workerIds].map((workerId) => {
-    const total = totalOf(ofFirst?.get(workerId));
+  const ranked = [...new Set([...ofFirst.keys(), ...withOthers])].map((workerId) => {
+    const total = totalOf(ofFirst.get(workerId));
     return { workerId, value: valueOf(first.definition.aggregation, total, days.length), count: total.count };
   });
   ranked.sort(
@@ -165,6 +169,12 @@ export async function dailyStatistics(
   };
   const offset = query.cursor === undefined ? 0 : Number((await ctx.cursors.read(scope, query.cursor, 1))[0]);
   const page = ranked.slice(offset, offset + limit).map((w) => w.workerId);
+  // A page of every ranked worker reads the days of all, without a list of ids.
+  const workerIds = page.length < ranked.length ? page : undefined;
+  const parts = [
+    ofFirst,
+    ...(await Promise.all(rest.map((s) => readWorkerDays(ctx.db, { ...where, statisticId: s.definition.id, days, workerIds })))),
+  ];
   const names = await workersById(ctx.db, orgId, page);
   const items: Schema<'DailySeries'>[] = [];
   for (const workerId of page) {
