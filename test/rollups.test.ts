@@ -614,7 +614,7 @@ describe('Daily rollups: reading', () => {
       w.def('b', { sourceEventTypes: ['build.finished'], sourceEventCategories: ['CODE_CHANGE'] }),
     ]);
     const ts = '2026-11-02T10:00:00Z';
-    const build = { eventType: 'build.finished', category: 'CODE_CHANGE' };
+    const build = { eventType: 'build.finished', category: 'CODE_CHANGE' as const };
     await w.send([
       { timestamp: ts, actor: { externalId: 'negative' }, metadata: { points: -3 } },
       { timestamp: ts, actor: { externalId: 'negative' }, ...build },
