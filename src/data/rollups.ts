@@ -679,26 +679,6 @@ export async function readWorkerDays(
   return parts.byKey;
 }
 
-/** The workers with parts of any of `statisticIds` in the range (or `workerId`, when it has some). */
-export async function workersWithDays(
-  db: Executor,
-  q: { orgId: string; generation: number; statisticIds: string[]; days: string[]; workerId?: string },
-): Promise<Set<string>> {
-  const [from, to] = [q.days[0], q.days.at(-1)];
-  if (from === undefined || to === undefined || q.statisticIds.length === 0) return new Set();
-  let query = db
-    .selectFrom('rollup_days')
-    .select('worker_id')
-    .distinct()
-    .where('org_id', '=', q.orgId)
-    .where('generation', '=', q.generation)
-    .where('statistic_id', 'in', q.statisticIds)
-    .where('day', '>=', from)
-    .where('day', '<=', to);
-  if (q.workerId !== undefined) query = query.where('worker_id', '=', q.workerId);
-  return new Set((await query.execute()).map((r) => r.worker_id));
-}
-
 /** A statistic's parts summed per pillar over a range of days. */
 export interface PillarPartsRow extends RollupParts {
   statistic_id: string;

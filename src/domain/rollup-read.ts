@@ -12,7 +12,6 @@ import {
   readPillarParts,
   readState,
   readWorkerDays,
-  workersWithDays,
   type AppManifest,
   type DailyParts,
   type Definition,
@@ -136,25 +135,6 @@ export async function dailyStatistics(
     return { ...header, items: statistics.map((s) => series(s, now, days, parts.get(s.definition.id))), nextCursor: null };
   }
 
-  // The ranking needs every worker's total of the first statistic and which workers have days of the others;
-  // the others' days are read for the page's workers only.
-  const rest = statistics.slice(1);
-  const [ofFirst, withOthers] = await Promise.all([
-    readWorkerDays(ctx.db, { ...where, statisticId: first.definition.id, days }),
-    workersWithDays(ctx.db, { ...where, statisticIds: rest.map((s) => s.definition.id), days }),
-  ]);
-  // Workers ranked by the first statistic's total value (null last), then its count, then id.
-  const ranked = [...new Set([...ofFirst.keys(), ...withOthers])].map((workerId) => {
-    const total = totalOf(ofFirst.get(workerId));
-    return { workerId, value: valueOf(first.definition.aggregation, total, days.length), count: total.count };
-  });
-  ranked.sort(
-    (a, b) =>
-      (a.value === null ? 1 : 0) - (b.value === null ? 1 : 0) ||
-      (b.value ?? 0) - (a.value ?? 0) ||
-      b.count - a.count ||
-      (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0),
-  );
   const limit = query.limit === undefined ? DEFAULT_WORKERS : Number(query.limit);
   const scope = {
     orgId,
@@ -168,13 +148,32 @@ export async function dailyStatistics(
     },
   };
   const offset = query.cursor === undefined ? 0 : Number((await ctx.cursors.read(scope, query.cursor, 1))[0]);
+  const ofFirst = await readWorkerDays(ctx.db, { ...where, statisticId: first.definition.id, days });
+  const rankOf = (workerId: string): Ranked => {
+    const total = totalOf(ofFirst.get(workerId));
+    return { workerId, value: valueOf(first.definition.aggregation, total, days.length), count: total.count };
+  };
+  const ranked = [...ofFirst.keys()].map(rankOf).sort(byRank);
+  // A worker with days of the other statistics only ranks as an empty total does. A page that ends before the first
+  // worker ranked no better than that holds none of them: the others' days are read for its workers only. Any
+  // other page reads every worker's days of the others, which tell the workers that have none of the first.
+  const empty = rankOf('');
+  const ahead = ranked.findIndex((w) => byTotal(w, empty) >= 0);
+  const rest = statistics.slice(1);
+  let parts: Map<string, DailyParts>[];
+  if (offset + limit < (ahead === -1 ? ranked.length : ahead)) {
+    const workerIds = ranked.slice(offset, offset + limit).map((w) => w.workerId);
+    parts = [
+      ofFirst,
+      ...(await Promise.all(rest.map((s) => readWorkerDays(ctx.db, { ...where, statisticId: s.definition.id, days, workerIds })))),
+    ];
+  } else {
+    parts = [ofFirst, ...(await Promise.all(rest.map((s) => readWorkerDays(ctx.db, { ...where, statisticId: s.definition.id, days }))))];
+    const withoutFirst = new Set(parts.flatMap((byWorker) => [...byWorker.keys()].filter((id) => !ofFirst.has(id))));
+    ranked.push(...[...withoutFirst].map(rankOf));
+    ranked.sort(byRank);
+  }
   const page = ranked.slice(offset, offset + limit).map((w) => w.workerId);
-  // A page of every ranked worker reads the days of all, without a list of ids.
-  const workerIds = page.length < ranked.length ? page : undefined;
-  const parts = [
-    ofFirst,
-    ...(await Promise.all(rest.map((s) => readWorkerDays(ctx.db, { ...where, statisticId: s.definition.id, days, workerIds })))),
-  ];
   const names = await workersById(ctx.db, orgId, page);
   const items: Schema<'DailySeries'>[] = [];
   for (const workerId of page) {
@@ -185,6 +184,23 @@ export async function dailyStatistics(
   }
   const nextCursor = offset + limit < ranked.length ? await ctx.cursors.issue(scope, [String(offset + limit)]) : null;
   return { ...header, items, nextCursor };
+}
+
+/** A worker's place in the ranking: the first statistic's total value and count. */
+interface Ranked {
+  workerId: string;
+  value: number | null;
+  count: number;
+}
+
+/** Workers by the first statistic's total value (null last), then its count; 0 for totals that rank alike. */
+function byTotal(a: Ranked, b: Ranked): number {
+  return (a.value === null ? 1 : 0) - (b.value === null ? 1 : 0) || (b.value ?? 0) - (a.value ?? 0) || b.count - a.count;
+}
+
+/** Workers by their totals (byTotal), then id. */
+function byRank(a: Ranked, b: Ranked): number {
+  return byTotal(a, b) || (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0);
 }
 
 /** A statistic's series: its value on each of `days` from the parts of that day (none: 0), and its total. */
