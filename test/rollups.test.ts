@@ -4,6 +4,7 @@ import { runIngestctl } from '../src/cli/ingestctl';
 import { changeAllowedEventTypes, createApp, issueKey, updateOrganization } from '../src/domain/administration';
 import { firstWholeDay, RetentionSweeper } from '../src/domain/retention';
 import { verifyRollups } from '../src/domain/rollup-verify';
+import { addParts, readState, readWorkerDays } from '../src/data/rollups';
 import { sumWaitingBatches } from '../src/domain/rollup-drain';
 import { RollupWorker } from '../src/domain/rollups';
 import { runWrite } from '../src/domain/writes';
@@ -640,6 +641,85 @@ describe('Daily rollups: reading', () => {
     assert.deepEqual(of('late', 'points')?.total, { value: 0.1 + 0.2, count: 2 });
     assert.deepEqual(of('late', 'ok')?.days[2], { day: '2026-11-03', value: 0, count: 2, numerator: 0, denominator: 1 });
     assert.deepEqual(of('late', 'ok')?.total, { value: 0, count: 2, numerator: 0, denominator: 1 });
+  });
+
+  it('per worker: a page reads its own workers only, ranked among every worker with days of any statistic, by the first statistic total', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([
+      w.def('points', { aggregation: 'sumField', valueField: 'points' }),
+      w.def('b', { sourceEventTypes: ['build.finished'], sourceEventCategories: ['CODE_CHANGE'] }),
+    ]);
+    const ts = '2026-11-02T10:00:00Z';
+    const build = { eventType: 'build.finished', category: 'CODE_CHANGE' as const };
+    await w.send([
+      { timestamp: ts, actor: { externalId: 'negative' }, metadata: { points: -3 } },
+      { timestamp: ts, actor: { externalId: 'negative' }, ...build },
+      { timestamp: ts, actor: { externalId: 'only-b' }, ...build },
+      { timestamp: '2026-11-03T10:00:00Z', actor: { externalId: 'only-b' }, ...build },
+      { timestamp: ts, actor: { externalId: 'zero' }, metadata: { points: 0 } },
+      { timestamp: ts, actor: { externalId: 'positive' }, metadata: { points: 5 } },
+    ]);
+    await w.catchUp();
+    const slug = w.tenant.slug;
+    const pages: [string | undefined, string, number, number][][] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await w.dailyNow({ from: '2026-11-01', to: '2026-11-03', groupBy: 'worker', limit: '1', ...(cursor ? { cursor } : {}) });
+      pages.push(page.items.map((s) => [s.worker?.displayName, s.statisticId.slice(slug.length + 1), s.total.value ?? NaN, s.total.count]));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    // A worker without days of the first statistic totals 0 with count 0: after a 0 with a count, before a negative total.
+    assert.deepEqual(pages, [
+      [
+        ['positive', 'points', 5, 1],
+        ['positive', 'b', 0, 0],
+      ],
+      [
+        ['zero', 'points', 0, 1],
+        ['zero', 'b', 0, 0],
+      ],
+      [
+        ['only-b', 'points', 0, 0],
+        ['only-b', 'b', 2, 2],
+      ],
+      [
+        ['negative', 'points', -3, 1],
+        ['negative', 'b', 1, 1],
+      ],
+    ]);
+  });
+
+  it('reads the days of the workers asked for only', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('a'), w.def('b'), w.def('c')]);
+    await w.catchUp();
+    const state = await readState(w.db.kysely, w.tenant.orgId);
+    assert.ok(state);
+    const [a, b, c] = ['a', 'b', 'c'].map((n) => `${w.tenant.slug}.${n}`);
+    const row = (statisticId: string, workerId: string, day: string, count: number) => ({
+      statisticId,
+      workerId,
+      day,
+      pillar: 'DELIVERY',
+      count,
+      sum: 0,
+      numerator: 0,
+      denominator: 0,
+    });
+    await w.db.transaction((trx) =>
+      addParts(trx, w.tenant.orgId, state.generation, [
+        row(a, 'w1', '2026-11-01', 1),
+        row(a, 'w2', '2026-11-02', 2),
+        row(b, 'w3', '2026-11-02', 3),
+        row(c, 'w4', '2026-11-02', 4),
+        row(b, 'w5', '2026-11-04', 5),
+      ]),
+    );
+    const where = { orgId: w.tenant.orgId, generation: state.generation, days: ['2026-11-01', '2026-11-02', '2026-11-03'] };
+    const page = await readWorkerDays(w.db.kysely, { ...where, statisticId: a, workerIds: ['w2', 'w3'] });
+    assert.deepEqual([...page.keys()], ['w2']);
+    assert.deepEqual([...(page.get('w2')?.count ?? [])], [0, 2, 0]);
+    assert.equal((await readWorkerDays(w.db.kysely, { ...where, statisticId: a, workerIds: [] })).size, 0);
   });
 
   it('refuses a bad range, an unknown statistic and another organization worker', async () => {

@@ -651,7 +651,7 @@ export async function readDayParts(
 /**
  * Every worker's parts of one statistic over `days` (consecutive, in order), summed over
  * pillars, by worker id; a worker without parts in the range is absent. With `workerId`,
- * that worker's only.
+ * that worker's only; with `workerIds`, those workers' only (a page of them).
  *
  * The database joins each day's rows into one string, so that a row per day crosses rather
  * than a row per (day, worker, pillar): handing rows to JavaScript one by one, not finding
@@ -661,7 +661,7 @@ export async function readDayParts(
  */
 export async function readWorkerDays(
   db: Executor,
-  q: { orgId: string; generation: number; statisticId: string; days: string[]; workerId?: string },
+  q: { orgId: string; generation: number; statisticId: string; days: string[]; workerId?: string; workerIds?: string[] },
 ): Promise<Map<string, DailyParts>> {
   const [from, to] = [q.days[0], q.days.at(-1)];
   const parts = new DailyPartsByKey(q.days);
@@ -679,6 +679,10 @@ export async function readWorkerDays(
     .where('day', '<=', to)
     .groupBy('day');
   if (q.workerId !== undefined) query = query.where('worker_id', '=', q.workerId);
+  if (q.workerIds !== undefined) {
+    if (q.workerIds.length === 0) return parts.byKey;
+    query = query.where('worker_id', 'in', q.workerIds);
+  }
   for (const row of await query.execute()) {
     const d = parts.indexOf(row.day);
     if (d === undefined) continue;

@@ -135,22 +135,6 @@ export async function dailyStatistics(
     return { ...header, items: statistics.map((s) => series(s, now, days, parts.get(s.definition.id))), nextCursor: null };
   }
 
-  // Every worker's parts of every statistic: the ranking needs each worker's total of the first, the page their days.
-  const parts = await Promise.all(statistics.map((s) => readWorkerDays(ctx.db, { ...where, statisticId: s.definition.id, days })));
-  const workerIds = new Set(parts.flatMap((byWorker) => [...byWorker.keys()]));
-  const [ofFirst] = parts;
-  // Workers ranked by the first statistic's total value (null last), then its count, then id.
-  const ranked = [...workerIds].map((workerId) => {
-    const total = totalOf(ofFirst?.get(workerId));
-    return { workerId, value: valueOf(first.definition.aggregation, total, days.length), count: total.count };
-  });
-  ranked.sort(
-    (a, b) =>
-      (a.value === null ? 1 : 0) - (b.value === null ? 1 : 0) ||
-      (b.value ?? 0) - (a.value ?? 0) ||
-      b.count - a.count ||
-      (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0),
-  );
   const limit = query.limit === undefined ? DEFAULT_WORKERS : Number(query.limit);
   const scope = {
     orgId,
@@ -164,6 +148,31 @@ export async function dailyStatistics(
     },
   };
   const offset = query.cursor === undefined ? 0 : Number((await ctx.cursors.read(scope, query.cursor, 1))[0]);
+  const ofFirst = await readWorkerDays(ctx.db, { ...where, statisticId: first.definition.id, days });
+  const rankOf = (workerId: string): Ranked => {
+    const total = totalOf(ofFirst.get(workerId));
+    return { workerId, value: valueOf(first.definition.aggregation, total, days.length), count: total.count };
+  };
+  const ranked = [...ofFirst.keys()].map(rankOf).sort(byRank);
+  // A worker with days of the other statistics only ranks as an empty total does. A page that ends before the first
+  // worker ranked no better than that holds none of them: the others' days are read for its workers only. Any
+  // other page reads every worker's days of the others, which tell the workers that have none of the first.
+  const empty = rankOf('');
+  const ahead = ranked.findIndex((w) => byTotal(w, empty) >= 0);
+  const rest = statistics.slice(1);
+  let parts: Map<string, DailyParts>[];
+  if (offset + limit < (ahead === -1 ? ranked.length : ahead)) {
+    const workerIds = ranked.slice(offset, offset + limit).map((w) => w.workerId);
+    parts = [
+      ofFirst,
+      ...(await Promise.all(rest.map((s) => readWorkerDays(ctx.db, { ...where, statisticId: s.definition.id, days, workerIds })))),
+    ];
+  } else {
+    parts = [ofFirst, ...(await Promise.all(rest.map((s) => readWorkerDays(ctx.db, { ...where, statisticId: s.definition.id, days }))))];
+    const withoutFirst = new Set(parts.flatMap((byWorker) => [...byWorker.keys()].filter((id) => !ofFirst.has(id))));
+    ranked.push(...[...withoutFirst].map(rankOf));
+    ranked.sort(byRank);
+  }
   const page = ranked.slice(offset, offset + limit).map((w) => w.workerId);
   const names = await workersById(ctx.db, orgId, page);
   const items: Schema<'DailySeries'>[] = [];
@@ -175,6 +184,23 @@ export async function dailyStatistics(
   }
   const nextCursor = offset + limit < ranked.length ? await ctx.cursors.issue(scope, [String(offset + limit)]) : null;
   return { ...header, items, nextCursor };
+}
+
+/** A worker's place in the ranking: the first statistic's total value and count. */
+interface Ranked {
+  workerId: string;
+  value: number | null;
+  count: number;
+}
+
+/** Workers by the first statistic's total value (null last), then its count; 0 for totals that rank alike. */
+function byTotal(a: Ranked, b: Ranked): number {
+  return (a.value === null ? 1 : 0) - (b.value === null ? 1 : 0) || (b.value ?? 0) - (a.value ?? 0) || b.count - a.count;
+}
+
+/** Workers by their totals (byTotal), then id. */
+function byRank(a: Ranked, b: Ranked): number {
+  return byTotal(a, b) || (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0);
 }
 
 /** A statistic's series: its value on each of `days` from the parts of that day (none: 0), and its total. */
