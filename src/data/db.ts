@@ -9,6 +9,7 @@ import * as membersSessions from './migrations/002_members_sessions';
 import * as administration from './migrations/004_administration';
 import * as consoleRead from './migrations/003_console_read';
 import * as rollups from './migrations/005_rollups';
+import { clusteredRollups } from './migrations/006_clustered_rollups';
 import type { Database } from './schema';
 import { withPreparedStatements } from './postgres';
 import { openSqlite, sqliteKysely } from './sqlite';
@@ -42,13 +43,17 @@ export interface OpenOptions {
 // The writer thread's entry module, built beside this folder (.js) or run by tsx (.ts).
 const WRITER_ENTRY = path.join(__dirname, '..', `writer-thread${path.extname(__filename)}`);
 
-const migrations: Record<string, Migration> = {
-  '001_initial': initial,
-  '002_members_sessions': membersSessions,
-  '004_administration': administration,
-  '003_console_read': consoleRead,
-  '005_rollups': rollups,
-};
+/** The migrations, by name; what one does may depend on the database it runs on. */
+function migrationsFor(dialect: Dialect): Record<string, Migration> {
+  return {
+    '001_initial': initial,
+    '002_members_sessions': membersSessions,
+    '004_administration': administration,
+    '003_console_read': consoleRead,
+    '005_rollups': rollups,
+    '006_clustered_rollups': clusteredRollups(dialect),
+  };
+}
 
 function timeQuery(event: LogEvent): void {
   metrics.dbQueryDuration.observe({ outcome: event.level === 'query' ? 'ok' : 'error' }, event.queryDurationMillis / 1000);
@@ -99,13 +104,13 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
 
 /** Every migration this version of the service knows, in order. */
 export function migrationNames(): string[] {
-  return Object.keys(migrations).sort();
+  return Object.keys(migrationsFor('sqlite')).sort();
 }
 
 function migratorFor(db: Db, migrationTableSchema: string | undefined, disableTransactions = false): Migrator {
   return new Migrator({
     db: db.kysely,
-    provider: { getMigrations: async () => migrations },
+    provider: { getMigrations: async () => migrationsFor(db.dialect) },
     migrationTableSchema,
     disableTransactions,
   });
@@ -115,11 +120,13 @@ function migratorFor(db: Db, migrationTableSchema: string | undefined, disableTr
  * Applies pending migrations; the same set serves both dialects. Safe to run
  * from several processes at once (instances starting together, ingestctl
  * beside a server): one migrates, the others wait and then find nothing to do.
+ * `upTo`: only the migrations up to that one (a test of the next).
  */
-export async function migrate(db: Db): Promise<void> {
+export async function migrate(db: Db, upTo?: string): Promise<void> {
+  const apply = (migrator: Migrator) => (upTo === undefined ? migrator.migrateToLatest() : migrator.migrateTo(upTo));
   if (db.dialect === 'postgres') {
     // Kysely's PostgreSQL adapter holds an advisory lock around reading what is done and applying the rest.
-    const { error } = await migratorFor(db, await migrationSchema(db)).migrateToLatest();
+    const { error } = await apply(migratorFor(db, await migrationSchema(db)));
     if (error) throw error;
     return;
   }
@@ -129,7 +136,7 @@ export async function migrate(db: Db): Promise<void> {
   await sql`begin immediate`.execute(db.kysely);
   let outcome;
   try {
-    outcome = await migratorFor(db, undefined, true).migrateToLatest();
+    outcome = await apply(migratorFor(db, undefined, true));
   } catch (err) {
     outcome = { error: err };
   }

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type CreateTableBuilder, type Expression, type Kysely } from 'kysely';
 
 /**
  * Daily rollups (README, "Daily rollups"): parts per statistic, worker, day
@@ -42,32 +42,37 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   // Parts per (generation, statistic, day, worker, pillar); days first in the key, so that a
   // range of days of one statistic over every worker (the ranking of workers) is one index range.
-  await db.schema
-    .createTable('rollup_days')
-    .addColumn('org_id', 'text', (c) => c.notNull())
-    .addColumn('generation', 'integer', (c) => c.notNull())
-    .addColumn('statistic_id', 'text', (c) => c.notNull())
-    .addColumn('day', 'text', (c) => c.notNull())
-    .addColumn('worker_id', 'text', (c) => c.notNull())
-    .addColumn('pillar', 'text', (c) => c.notNull())
-    .addColumn('count', 'integer', (c) => c.notNull())
-    .addColumn('sum', sql`double precision`, (c) => c.notNull())
-    .addColumn('numerator', sql`double precision`, (c) => c.notNull())
-    .addColumn('denominator', 'integer', (c) => c.notNull())
-    .addPrimaryKeyConstraint('rollup_days_pk', ['org_id', 'generation', 'statistic_id', 'day', 'worker_id', 'pillar'])
-    .execute();
+  await createPartsTable(db, 'rollup_days', { perWorker: true });
   // The same parts summed over workers, kept beside: the organization's series reads a row per day.
-  await db.schema
-    .createTable('rollup_org_days')
-    .addColumn('org_id', 'text', (c) => c.notNull())
-    .addColumn('generation', 'integer', (c) => c.notNull())
-    .addColumn('statistic_id', 'text', (c) => c.notNull())
-    .addColumn('day', 'text', (c) => c.notNull())
-    .addColumn('pillar', 'text', (c) => c.notNull())
-    .addColumn('count', 'integer', (c) => c.notNull())
-    .addColumn('sum', sql`double precision`, (c) => c.notNull())
-    .addColumn('numerator', sql`double precision`, (c) => c.notNull())
-    .addColumn('denominator', 'integer', (c) => c.notNull())
-    .addPrimaryKeyConstraint('rollup_org_days_pk', ['org_id', 'generation', 'statistic_id', 'day', 'pillar'])
-    .execute();
+  await createPartsTable(db, 'rollup_org_days', { perWorker: false });
+}
+
+function partsKey(perWorker: boolean): string[] {
+  return ['org_id', 'generation', 'statistic_id', 'day', ...(perWorker ? ['worker_id'] : []), 'pillar'];
+}
+
+/** The columns of a table of parts, in order: its key (with worker_id or without), then the parts. */
+export function partsColumns(perWorker: boolean): string[] {
+  return [...partsKey(perWorker), 'count', 'sum', 'numerator', 'denominator'];
+}
+
+const columnTypes: Record<string, 'integer' | Expression<unknown>> = {
+  generation: 'integer',
+  count: 'integer',
+  sum: sql`double precision`,
+  numerator: sql`double precision`,
+  denominator: 'integer',
+};
+
+/** A table of parts; `clustered` (SQLite only): its rows kept in key order, WITHOUT ROWID. */
+export async function createPartsTable(
+  db: Kysely<unknown>,
+  name: string,
+  options: { perWorker: boolean; clustered?: boolean },
+): Promise<void> {
+  let table: CreateTableBuilder<string, string> = db.schema.createTable(name);
+  for (const column of partsColumns(options.perWorker)) table = table.addColumn(column, columnTypes[column] ?? 'text', (c) => c.notNull());
+  table = table.addPrimaryKeyConstraint(`${name}_pk`, partsKey(options.perWorker));
+  if (options.clustered) table = table.modifyEnd(sql`without rowid`);
+  await table.execute();
 }
