@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createApp } from '../src/app';
-import { eventsCounted, monthOf } from '../src/data/usage';
+import { monthOf } from '../src/data/usage';
 import { createServices } from '../src/services';
 import type { Schema } from '../src/contract/types';
 import { client } from './support/client';
@@ -59,7 +59,13 @@ describe(`Several instances sharing the database${process.env.TEST_REDIS ? ' and
     );
     const stored = await db.kysely.selectFrom('events').select('id').where('org_id', '=', tenant.orgId).execute();
     assert.equal(stored.length, 137);
-    assert.equal(await eventsCounted(db.kysely, tenant.orgId, monthOf(new Date())), 137);
+    const usage = await db.kysely
+      .selectFrom('monthly_usage')
+      .select('event_count')
+      .where('org_id', '=', tenant.orgId)
+      .where('month', '=', monthOf(new Date()))
+      .executeTakeFirstOrThrow();
+    assert.equal(usage.event_count, 137);
   }
 
   it('never sells the quota twice: 20 concurrent batches across both instances stop at the exact limit', async function () {

@@ -3,7 +3,6 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { migrate, migrationNames, openDatabase, pendingMigrations } from '../src/data/db';
-import { eventsCounted } from '../src/data/usage';
 import { freshDatabaseConfig, testDialect } from './support/database';
 import { databaseUrlOf } from './support/fixtures';
 
@@ -81,21 +80,6 @@ describe(`Migrations at start (${testDialect})`, () => {
         assert.equal(tables.rows.length, 2);
         for (const { sql: text } of tables.rows) assert.match(text, /without rowid\s*$/i);
       }
-    } finally {
-      await db.close();
-    }
-  });
-
-  it("007 keeps each month's count, as its row 0", async () => {
-    const db = openDatabase(await freshDatabaseConfig());
-    try {
-      await migrate(db, '006_clustered_rollups');
-      await sql`insert into monthly_usage (org_id, month, event_count) values ('org_1', '2026-11', 42)`.execute(db.kysely);
-      await migrate(db);
-      assert.deepEqual(await db.kysely.selectFrom('monthly_usage').selectAll().execute(), [
-        { org_id: 'org_1', month: '2026-11', shard: 0, event_count: 42 },
-      ]);
-      assert.equal(await eventsCounted(db.kysely, 'org_1', '2026-11'), 42);
     } finally {
       await db.close();
     }

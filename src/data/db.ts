@@ -10,7 +10,6 @@ import * as administration from './migrations/004_administration';
 import * as consoleRead from './migrations/003_console_read';
 import * as rollups from './migrations/005_rollups';
 import { clusteredRollups } from './migrations/006_clustered_rollups';
-import { usageShards } from './migrations/007_usage_shards';
 import type { Database } from './schema';
 import { withPreparedStatements } from './postgres';
 import { openSqlite, sqliteKysely } from './sqlite';
@@ -53,7 +52,6 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '003_console_read': consoleRead,
     '005_rollups': rollups,
     '006_clustered_rollups': clusteredRollups(dialect),
-    '007_usage_shards': usageShards(dialect),
   };
 }
 

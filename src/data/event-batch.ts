@@ -3,7 +3,6 @@ import type { Schema } from '../contract/types';
 import type { EventOrigin } from './events';
 import { prepareOnEveryConnection } from './postgres';
 import type { Executor } from './schema';
-import { anyShard } from './usage';
 
 /** An event to store, with its index in the request and its id if stored. */
 export interface BatchEvent {
@@ -73,10 +72,9 @@ export async function storeBatchInOneStatement(
     wanted as (
       select coalesce(bool_or(w is null and worker_id is null), false) as declined, count(worker_id)::integer as n from resolved
     ),
-    -- Under a quota every batch counts in the month's row 0, locked here; without one, in the row it was given.
     locked as (
       select u.event_count from monthly_usage u, p
-      where u.org_id = p.org_id and u.month = p.month and u.shard = 0 and p.quota is not null and not (select declined from wanted)
+      where u.org_id = p.org_id and u.month = p.month and p.quota is not null and not (select declined from wanted)
       for update of u
     ),
     grant_ as (
@@ -84,16 +82,14 @@ export async function storeBatchInOneStatement(
         when (select declined from wanted) then null
         when n = 0 or p.quota is null then n
         when not exists (select from locked) then null
-        else least(n, greatest(0, p.quota - (select event_count from locked) - (
-          select coalesce(sum(u.event_count), 0) from monthly_usage u where u.org_id = p.org_id and u.month = p.month and u.shard <> 0
-        )))
+        else least(n, greatest(0, p.quota - (select event_count from locked)))
       end as granted
       from wanted, p
     ),
     counted as (
-      insert into monthly_usage (org_id, month, shard, event_count)
-      select p.org_id, p.month, case when p.quota is null then ${anyShard()}::integer else 0 end, g.granted from p, grant_ g where g.granted > 0
-      on conflict (org_id, month, shard) do update set event_count = monthly_usage.event_count + excluded.event_count
+      insert into monthly_usage (org_id, month, event_count)
+      select p.org_id, p.month, g.granted from p, grant_ g where g.granted > 0
+      on conflict (org_id, month) do update set event_count = monthly_usage.event_count + excluded.event_count
     ),
     -- The events stored: the first that fit, in order.
     kept as (

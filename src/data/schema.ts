@@ -160,8 +160,6 @@ export interface MonthlyUsageTable {
   org_id: string;
   /** `YYYY-MM`, UTC */
   month: string;
-  /** The month's count is the sum of its rows, 0 to USAGE_SHARDS - 1 (src/data/usage.ts). */
-  shard: number;
   event_count: Generated<number>;
 }
 

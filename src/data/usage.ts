@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import { prepareOnEveryConnection } from './postgres';
 import type { Executor } from './schema';
 
@@ -6,9 +5,6 @@ import type { Executor } from './schema';
 export function monthOf(at: Date): string {
   return at.toISOString().slice(0, 7);
 }
-
-/** A month's count, the sum of its rows (`u`): an integer on both databases (PostgreSQL sums integers into a bigint, which pg reads as text). */
-const monthTotal = sql<number>`cast(coalesce(sum(u.event_count), 0) as integer)`;
 
 /** What the events endpoint needs to judge a batch of one app, read in one query. */
 export interface IngestRules {
@@ -25,10 +21,8 @@ export async function ingestRules(db: Executor, appId: string, month: string): P
     .selectFrom('apps as a')
     .innerJoin('organizations as o', 'o.id', 'a.org_id')
     .leftJoin('statistic_manifests as m', 'm.app_id', 'a.id')
-    .select(['a.allowed_event_types', 'm.definitions', 'o.max_events_per_month'])
-    .select((eb) =>
-      eb.selectFrom('monthly_usage as u').select(monthTotal.as('n')).whereRef('u.org_id', '=', 'o.id').where('u.month', '=', month).as('event_count'),
-    )
+    .leftJoin('monthly_usage as u', (join) => join.onRef('u.org_id', '=', 'o.id').on('u.month', '=', month))
+    .select(['a.allowed_event_types', 'm.definitions', 'o.max_events_per_month', 'u.event_count'])
     .where('a.id', '=', appId)
     .compile();
   // Read for every batch: planned once per connection.
@@ -45,44 +39,27 @@ export async function ingestRules(db: Executor, appId: string, month: string): P
 }
 
 /**
- * The rows a month's usage is counted in. A batch holds the row it counts in
- * until its transaction ends; without a quota each batch counts in one of
- * them at random, so that batches of one organization commit side by side
- * rather than one after another.
- */
-export const USAGE_SHARDS = 8;
-
-/** Where a batch without a quota counts: any of the month's rows. */
-export function anyShard(): number {
-  return Math.floor(Math.random() * USAGE_SHARDS);
-}
-
-/**
  * Counts up to `wanted` events against the month and returns how many fit
- * under `quota`. Under a quota every batch counts in the month's row 0,
- * whose upsert holds it until the caller's transaction ends, so concurrent
- * batches (on any instance) queue behind it and can never oversell the
- * quota; the total is read after it, and an overshoot is taken back before
- * the lock is released.
+ * under `quota`. The count is one upsert, which holds the row until the
+ * caller's transaction ends, so concurrent batches (on any instance) queue
+ * behind it and can never oversell the quota; an overshoot is taken back
+ * before the lock is released.
  */
 export async function reserveEvents(db: Executor, orgId: string, month: string, wanted: number, quota: number | null): Promise<number> {
   if (wanted === 0) return 0;
-  const shard = quota === null ? anyShard() : 0;
-  await db
+  const { event_count: total } = await db
     .insertInto('monthly_usage')
-    .values({ org_id: orgId, month, shard, event_count: wanted })
-    .onConflict((oc) => oc.columns(['org_id', 'month', 'shard']).doUpdateSet((eb) => ({ event_count: eb('monthly_usage.event_count', '+', wanted) })))
-    .execute();
-  if (quota === null) return wanted;
-  const total = await eventsCounted(db, orgId, month);
-  if (total <= quota) return wanted;
+    .values({ org_id: orgId, month, event_count: wanted })
+    .onConflict((oc) => oc.columns(['org_id', 'month']).doUpdateSet((eb) => ({ event_count: eb('monthly_usage.event_count', '+', wanted) })))
+    .returning('event_count')
+    .executeTakeFirstOrThrow();
+  if (quota === null || total <= quota) return wanted;
   const granted = Math.max(0, wanted - (total - quota));
   await db
     .updateTable('monthly_usage')
     .set((eb) => ({ event_count: eb('event_count', '-', wanted - granted) }))
     .where('org_id', '=', orgId)
     .where('month', '=', month)
-    .where('shard', '=', 0)
     .execute();
   return granted;
 }
@@ -90,10 +67,10 @@ export async function reserveEvents(db: Executor, orgId: string, month: string, 
 /** Events counted against the organization's quota in the month (`YYYY-MM`). */
 export async function eventsCounted(db: Executor, orgId: string, month: string): Promise<number> {
   const row = await db
-    .selectFrom('monthly_usage as u')
-    .select(monthTotal.as('event_count'))
-    .where('u.org_id', '=', orgId)
-    .where('u.month', '=', month)
-    .executeTakeFirstOrThrow();
-  return row.event_count;
+    .selectFrom('monthly_usage')
+    .select('event_count')
+    .where('org_id', '=', orgId)
+    .where('month', '=', month)
+    .executeTakeFirst();
+  return row?.event_count ?? 0;
 }
