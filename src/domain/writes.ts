@@ -5,7 +5,9 @@ import { addSummedBatches, drainRollupOutbox } from './rollup-drain';
 
 /**
  * The units of work that SQLite's writer thread runs (src/data/writer.ts,
- * src/writer-thread.ts), by name: the writes made for every batch.
+ * src/writer-thread.ts), by name: the writes made for every batch. Where
+ * there is no writer thread (PostgreSQL), runWrite runs them in a
+ * transaction of Db's; drainRollupOutbox is PostgreSQL's, addSummedBatches SQLite's.
  */
 export const writeJobs = {
   storeBatch: storeBatchWithReply,
