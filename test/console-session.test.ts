@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { hashToken, setPassword } from '../src/domain/sessions';
+import { hashToken, passwordProblem, setPassword } from '../src/domain/sessions';
 import { PasswordHasher } from '../src/domain/passwords';
 import { client } from './support/client';
 import { consoleOnOwnClock, createMember, sessionCookieOf, signIn, TEST_PASSWORD } from './support/console';
@@ -85,6 +85,16 @@ describe('Console sessions', () => {
     const after = await session.console.get(ME);
     assert.equal(after.status, 401);
     assert.equal(after.body.error.code, 'session_required');
+  });
+
+  it('a password with a NUL never matches (scrypt would end it there) and cannot be set', async () => {
+    const hasher = new PasswordHasher();
+    const stored = await hasher.hash('correct horse battery staple');
+    assert.equal(await hasher.verify('correct horse battery staple', stored), true);
+    assert.equal(await hasher.verify('correct horse battery staple\u0000', stored), false);
+    assert.equal(await hasher.verify('correct horse battery staple\u0000anything', stored), false);
+    assert.match(passwordProblem('correct horse battery staple\u0000') ?? '', /U\+0000/);
+    await assert.rejects(hasher.hash('correct horse\u0000 battery staple'));
   });
 
   it('a wrong password and an unknown email get the same answer after the same work', async () => {

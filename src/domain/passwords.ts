@@ -9,6 +9,12 @@ const KEY_BYTES = 32;
 const SALT_BYTES = 16;
 const FORMAT = /^scrypt\$(\d+)\$(\d+)\$(\d+)\$([A-Za-z0-9_-]+)\$([A-Za-z0-9_-]+)$/;
 
+/**
+ * node:crypto's scrypt ends a password at its first NUL (measured: "x\u0000y" and "x" derive the same key), so
+ * a password holding one is refused when set and matches nothing when checked.
+ */
+export const NUL = '\u0000';
+
 function derive(password: string, salt: Buffer, cost: { N: number; r: number; p: number }, bytes: number): Promise<Buffer> {
   // scrypt needs 128·N·r bytes; allow twice that so recorded costs a little above today's still verify.
   const options: ScryptOptions = { ...cost, maxmem: 256 * cost.N * cost.r };
@@ -23,6 +29,7 @@ let dummyHash: Promise<string> | undefined;
 /** Slow salted password hashes, `scrypt$N$r$p$salt$hash` (salt and hash in base64url). */
 export class PasswordHasher {
   async hash(password: string): Promise<string> {
+    if (password.includes(NUL)) throw new Error('a password holding NUL would be hashed as its part before it');
     const salt = randomBytes(SALT_BYTES);
     const key = await derive(password, salt, COST, KEY_BYTES);
     return `scrypt$${COST.N}$${COST.r}$${COST.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
@@ -35,7 +42,8 @@ export class PasswordHasher {
     const [, n, r, p, salt, expected] = parts as unknown as [string, string, string, string, string, string];
     const want = Buffer.from(expected, 'base64url');
     const key = await derive(password, Buffer.from(salt, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) }, want.length);
-    return timingSafeEqual(key, want);
+    // Derived all the same: a refused password costs what a wrong one does.
+    return timingSafeEqual(key, want) && !password.includes(NUL);
   }
 
   /**

@@ -8,7 +8,7 @@ import { ApiError } from '../errors';
 import { findMember } from '../data/admin';
 import { AdminError } from './administration';
 import { ingestctl, recordChange, type Actor } from './audit';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PasswordHasher } from './passwords';
+import { NUL, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PasswordHasher } from './passwords';
 
 /** Who a console request acts as: one membership of one email. */
 export interface MemberPrincipal {
@@ -66,12 +66,13 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-/** Password rules shared by ingestctl and the console (12 to 200 characters). */
+/** Password rules shared by ingestctl and the console (12 to 200 characters, no U+0000). */
 export function passwordProblem(password: string): string | undefined {
   const length = [...password].length;
   if (length < PASSWORD_MIN_LENGTH || length > PASSWORD_MAX_LENGTH) {
     return `the password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters, got ${length}`;
   }
+  if (password.includes(NUL)) return 'the password must not contain the character U+0000';
   return undefined;
 }
 
