@@ -689,7 +689,7 @@ describe('Daily rollups: reading', () => {
     ]);
   });
 
-  it('reads the days of the workers asked for only', async () => {
+  it('reads the days of the workers asked for only, and the parts asked for only', async () => {
     const w = await rollupWorld();
     await w.putManifest([w.def('a'), w.def('b'), w.def('c')]);
     await w.catchUp();
@@ -702,9 +702,9 @@ describe('Daily rollups: reading', () => {
       day,
       pillar: 'DELIVERY',
       count,
-      sum: 0,
-      numerator: 0,
-      denominator: 0,
+      sum: count * 1.5,
+      numerator: count / 4,
+      denominator: count * 2,
     });
     await w.db.transaction((trx) =>
       addParts(trx, w.tenant.orgId, state.generation, [
@@ -716,10 +716,22 @@ describe('Daily rollups: reading', () => {
       ]),
     );
     const where = { orgId: w.tenant.orgId, generation: state.generation, days: ['2026-11-01', '2026-11-02', '2026-11-03'] };
-    const page = await readWorkerDays(w.db.kysely, { ...where, statisticId: a, workerIds: ['w2', 'w3'] });
+    const page = await readWorkerDays(w.db.kysely, { ...where, statisticId: a, parts: ['count'], workerIds: ['w2', 'w3'] });
     assert.deepEqual([...page.keys()], ['w2']);
-    assert.deepEqual([...(page.get('w2')?.count ?? [])], [0, 2, 0]);
-    assert.equal((await readWorkerDays(w.db.kysely, { ...where, statisticId: a, workerIds: [] })).size, 0);
+    const w2 = page.get('w2');
+    assert.deepEqual([...(w2?.count ?? [])], [0, 2, 0]);
+    assert.deepEqual([...(w2?.sum ?? [])], [0, 0, 0], 'a part not asked for stays 0');
+    assert.equal((await readWorkerDays(w.db.kysely, { ...where, statisticId: a, parts: ['count'], workerIds: [] })).size, 0);
+    const ratio = (await readWorkerDays(w.db.kysely, { ...where, statisticId: b, parts: ['count', 'numerator', 'denominator'] })).get('w3');
+    assert.deepEqual(
+      [ratio?.count, ratio?.sum, ratio?.numerator, ratio?.denominator].map((part) => [...(part ?? [])]),
+      [
+        [0, 3, 0],
+        [0, 0, 0],
+        [0, 0.75, 0],
+        [0, 6, 0],
+      ],
+    );
   });
 
   it('refuses a bad range, an unknown statistic and another organization worker', async () => {

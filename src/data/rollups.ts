@@ -589,32 +589,55 @@ export interface DailyParts {
   denominator: Float64Array;
 }
 
-/** Parts of consecutive days by key (a statistic, a worker), added a row at a time. */
+const partNames = ['count', 'sum', 'numerator', 'denominator'] as const;
+
+/**
+ * Parts of consecutive days by key (a statistic, a worker), added a row at a time. While rows
+ * are added a key's parts are one array, part after part (a read of every worker adds 240,000
+ * cells, and one array indexed by number is what adds them fastest).
+ */
 class DailyPartsByKey {
-  readonly byKey = new Map<string, DailyParts>();
-  private readonly index: Map<string, number>;
+  private readonly all = new Map<string, Float64Array>();
+  private readonly dayIndex: Map<string, number>;
 
   constructor(private readonly days: string[]) {
-    this.index = new Map(days.map((day, i) => [day, i]));
+    this.dayIndex = new Map(days.map((day, i) => [day, i]));
   }
 
   /** The place of `day` in the range; undefined outside it (the queries ask for none there). */
   indexOf(day: string): number | undefined {
-    return this.index.get(day);
+    return this.dayIndex.get(day);
+  }
+
+  /** Where `part` of day 0 is in a key's array. */
+  offsetOf(part: keyof RollupParts): number {
+    return partNames.indexOf(part) * this.days.length;
+  }
+
+  /** The array of `key`, zeros until added to. */
+  of(key: string): Float64Array {
+    let parts = this.all.get(key);
+    if (!parts) {
+      parts = new Float64Array(partNames.length * this.days.length);
+      this.all.set(key, parts);
+    }
+    return parts;
   }
 
   /** Adds parts to day `d` of `key`: a worker has a row per pillar, and they add up. */
-  add(key: string, d: number, count: number, sum: number, numerator: number, denominator: number): void {
-    let parts = this.byKey.get(key);
-    if (!parts) {
-      const n = this.days.length;
-      parts = { count: new Float64Array(n), sum: new Float64Array(n), numerator: new Float64Array(n), denominator: new Float64Array(n) };
-      this.byKey.set(key, parts);
+  add(key: string, d: number, row: RollupParts): void {
+    const parts = this.of(key);
+    for (const part of partNames) parts[this.offsetOf(part) + d] += row[part];
+  }
+
+  /** Each key's parts, by part. */
+  byKey(): Map<string, DailyParts> {
+    const n = this.days.length;
+    const byKey = new Map<string, DailyParts>();
+    for (const [key, all] of this.all) {
+      byKey.set(key, { count: all.subarray(0, n), sum: all.subarray(n, 2 * n), numerator: all.subarray(2 * n, 3 * n), denominator: all.subarray(3 * n) });
     }
-    parts.count[d] += count;
-    parts.sum[d] += sum;
-    parts.numerator[d] += numerator;
-    parts.denominator[d] += denominator;
+    return byKey;
   }
 }
 
@@ -629,7 +652,7 @@ export async function readDayParts(
 ): Promise<Map<string, DailyParts>> {
   const [from, to] = [q.days[0], q.days.at(-1)];
   const parts = new DailyPartsByKey(q.days);
-  if (from === undefined || to === undefined || q.statisticIds.length === 0) return parts.byKey;
+  if (from === undefined || to === undefined || q.statisticIds.length === 0) return parts.byKey();
   // The organization's parts are kept summed over workers beside each worker's.
   let query = db
     .selectFrom(q.workerId === undefined ? 'rollup_org_days' : 'rollup_days')
@@ -643,35 +666,43 @@ export async function readDayParts(
   if (q.workerId !== undefined) query = query.where('worker_id', '=', q.workerId);
   for (const row of numeric(await query.execute())) {
     const d = parts.indexOf(row.day);
-    if (d !== undefined) parts.add(row.statistic_id, d, row.count, row.sum, row.numerator, row.denominator);
+    if (d !== undefined) parts.add(row.statistic_id, d, row);
   }
-  return parts.byKey;
+  return parts.byKey();
 }
 
 /**
  * Every worker's parts of one statistic over `days` (consecutive, in order), summed over
- * pillars, by worker id; a worker without parts in the range is absent. With `workerId`,
- * that worker's only; with `workerIds`, those workers' only (a page of them).
+ * pillars, by worker id; a worker without parts in the range is absent. Only the parts named
+ * are read (the others stay 0): an answer's aggregation reads one to three of the four. With
+ * `workerId`, that worker's only; with `workerIds`, those workers' only (a page of them).
  *
  * The database joins each day's rows into one string, so that a row per day crosses rather
  * than a row per (day, worker, pillar): handing rows to JavaScript one by one, not finding
  * them, is what a read of every worker costs (and summing pillars here, not in a grouped
- * subquery, halves the database's share). Both databases render a double as text that reads
- * back to the same number (a test holds them to it); ids hold no space.
+ * subquery, halves the database's share). Rendering numbers as text is most of what is left
+ * of the database's share, hence the parts named. Both databases render a double as text that
+ * reads back to the same number (a test holds them to it); ids hold no space.
  */
 export async function readWorkerDays(
   db: Executor,
-  q: { orgId: string; generation: number; statisticId: string; days: string[]; workerId?: string; workerIds?: string[] },
+  q: {
+    orgId: string;
+    generation: number;
+    statisticId: string;
+    days: string[];
+    parts: readonly (keyof RollupParts)[];
+    workerId?: string;
+    workerIds?: string[];
+  },
 ): Promise<Map<string, DailyParts>> {
   const [from, to] = [q.days[0], q.days.at(-1)];
   const parts = new DailyPartsByKey(q.days);
-  if (from === undefined || to === undefined) return parts.byKey;
+  if (from === undefined || to === undefined) return parts.byKey();
+  const fields = [sql.ref('worker_id'), ...q.parts.map((part) => sql.ref(part))];
   let query = db
     .selectFrom('rollup_days')
-    .select([
-      'day',
-      sql<string>`string_agg(worker_id || ' ' || ${sql.ref('count')} || ' ' || ${sql.ref('sum')} || ' ' || numerator || ' ' || denominator, ' ')`.as('workers'),
-    ])
+    .select(['day', sql<string>`string_agg(${sql.join(fields, sql` || ' ' || `)}, ' ')`.as('workers')])
     .where('org_id', '=', q.orgId)
     .where('generation', '=', q.generation)
     .where('statistic_id', '=', q.statisticId)
@@ -680,18 +711,35 @@ export async function readWorkerDays(
     .groupBy('day');
   if (q.workerId !== undefined) query = query.where('worker_id', '=', q.workerId);
   if (q.workerIds !== undefined) {
-    if (q.workerIds.length === 0) return parts.byKey;
+    if (q.workerIds.length === 0) return parts.byKey();
     query = query.where('worker_id', 'in', q.workerIds);
   }
+  const stride = fields.length;
+  const offsets = q.parts.map((part) => parts.offsetOf(part));
+  // A day lists its workers in the order of the day before, mostly: each worker is looked for
+  // there first (where the day before left off, or one further for a worker missing today),
+  // by key only when not found, which halves the cost of reading a cell.
+  let before: { key: string; parts: Float64Array }[] = [];
   for (const row of await query.execute()) {
     const d = parts.indexOf(row.day);
     if (d === undefined) continue;
-    const fields = row.workers.split(' ');
-    for (let i = 0; i < fields.length; i += 5) {
-      parts.add(fields[i], d, Number(fields[i + 1]), Number(fields[i + 2]), Number(fields[i + 3]), Number(fields[i + 4]));
+    const values = row.workers.split(' ');
+    const listed: typeof before = [];
+    let next = 0;
+    for (let i = 0; i < values.length; i += stride) {
+      const key = values[i];
+      let worker = before[next];
+      if (worker?.key === key) next++;
+      else if (before[next + 1]?.key === key) {
+        worker = before[next + 1];
+        next += 2;
+      } else worker = { key, parts: parts.of(key) };
+      listed.push(worker);
+      for (let p = 0; p < offsets.length; p++) worker.parts[offsets[p] + d] += Number(values[i + 1 + p]);
     }
+    before = listed;
   }
-  return parts.byKey;
+  return parts.byKey();
 }
 
 /** A statistic's parts summed per pillar over a range of days. */

@@ -33,6 +33,16 @@ export async function insertWorker(
   return inserted && { id: inserted.id, displayName: inserted.display_name };
 }
 
+/** How many workers the organization has. */
+export async function countWorkers(db: Executor, orgId: string): Promise<number> {
+  const row = await db
+    .selectFrom('workers')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('org_id', '=', orgId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 /** The workers of this organization among `ids`, by id. */
 export async function workersById(db: Executor, orgId: string, ids: string[]): Promise<Map<string, WorkerRef>> {
   if (ids.length === 0) return new Map();

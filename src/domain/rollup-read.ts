@@ -18,10 +18,10 @@ import {
 } from '../data/rollups';
 import type { RollupParts, RollupStateTable } from '../data/schema';
 import { hasWorker } from '../data/worker-directory';
-import { workersById } from '../data/workers';
+import { countWorkers, workersById } from '../data/workers';
 import { ApiError } from '../errors';
 import type { ReadContext } from './console-read';
-import { emptyParts, sumInto, valueOf } from './rollup-rules';
+import { emptyParts, partsOfAggregation, valueOf, type Aggregation } from './rollup-rules';
 
 const MAX_DAYS = 366;
 const DAY_MS = 86_400_000;
@@ -90,19 +90,11 @@ async function requireWorker(ctx: ReadContext, orgId: string, workerId: string |
 }
 
 /** A value with its parts, as the contract shapes it: numerator and denominator for a ratio only. */
-function rollupValue(definition: Definition, parts: RollupParts, days: number): Schema<'RollupValue'> {
-  const value = valueOf(definition.aggregation, parts, days);
-  return definition.aggregation === 'ratio'
+export function rollupValue(aggregation: Aggregation, parts: RollupParts, days: number): Schema<'RollupValue'> {
+  const value = valueOf(aggregation, parts, days);
+  return aggregation === 'ratio'
     ? { value, count: parts.count, numerator: parts.numerator, denominator: parts.denominator }
     : { value, count: parts.count };
-}
-
-/** One day's value: a RollupValue with its day first, each object built whole so that all days share a shape. */
-function rollupDay(definition: Definition, day: string, parts: RollupParts): Schema<'RollupDay'> {
-  const value = valueOf(definition.aggregation, parts, 1);
-  return definition.aggregation === 'ratio'
-    ? { day, value, count: parts.count, numerator: parts.numerator, denominator: parts.denominator }
-    : { day, value, count: parts.count };
 }
 
 /** GET /api/v1/console/statistics */
@@ -117,22 +109,48 @@ export async function rollupStatistics(ctx: ReadContext, orgId: string): Promise
   };
 }
 
+/**
+ * The answer of /statistics/daily as parts, for `dailyStatisticsJson` to write: every worker's
+ * answer is 240,000 day objects, too many to build before writing them.
+ */
+export interface DailyAnswer {
+  header: Omit<Schema<'DailyStatistics'>, 'items'>;
+  /** Every day of the range, in order: index d of each series' parts. */
+  days: string[];
+  statistics: DailyStatistic[];
+  /** The items in order: per row (a worker's, or the organization's without one) a series per statistic, in order. */
+  rows: { worker?: Schema<'WorkerRef'>; parts: (DailyParts | undefined)[] }[];
+}
+
+/** What a series says of its statistic; its days and total are derived from the parts. */
+export type DailyStatistic = Omit<Schema<'DailySeries'>, 'days' | 'total' | 'worker'>;
+
 /** GET /api/v1/console/statistics/daily */
-export async function dailyStatistics(
-  ctx: ReadContext,
-  orgId: string,
-  query: Query<'getDailyStatistics'>,
-): Promise<Schema<'DailyStatistics'>> {
+export async function dailyStatistics(ctx: ReadContext, orgId: string, query: Query<'getDailyStatistics'>): Promise<DailyAnswer> {
   const days = daysOf(query.from, query.to);
-  const statistics = pick(statisticsOf(await manifestsOfOrg(ctx.db, orgId)), query.statisticId, () => true);
+  const picked = pick(statisticsOf(await manifestsOfOrg(ctx.db, orgId)), query.statisticId, () => true);
   await requireWorker(ctx, orgId, query.workerId);
   const now = await answering(ctx, orgId);
-  const header = { timeZone: now.timeZone, from: query.from, to: query.to };
+  const statistics = picked.map(({ app, definition }) => ({
+    statisticId: definition.id,
+    app,
+    label: definition.label,
+    pillar: definition.pillar,
+    format: definition.format,
+    aggregation: definition.aggregation,
+    status: now.status(definition.id),
+  }));
+  const answer = (rows: DailyAnswer['rows'], nextCursor: string | null): DailyAnswer => ({
+    header: { timeZone: now.timeZone, from: query.from, to: query.to, nextCursor },
+    days,
+    statistics,
+    rows,
+  });
   const where = { orgId, generation: now.generation, workerId: query.workerId };
   const [first] = statistics;
   if (query.groupBy !== 'worker' || !first) {
-    const parts = await readDayParts(ctx.db, { ...where, statisticIds: statistics.map((s) => s.definition.id), days });
-    return { ...header, items: statistics.map((s) => series(s, now, days, parts.get(s.definition.id))), nextCursor: null };
+    const parts = await readDayParts(ctx.db, { ...where, statisticIds: statistics.map((s) => s.statisticId), days });
+    return answer([{ parts: statistics.map((s) => parts.get(s.statisticId)) }], null);
   }
 
   const limit = query.limit === undefined ? DEFAULT_WORKERS : Number(query.limit);
@@ -148,10 +166,14 @@ export async function dailyStatistics(
     },
   };
   const offset = query.cursor === undefined ? 0 : Number((await ctx.cursors.read(scope, query.cursor, 1))[0]);
-  const ofFirst = await readWorkerDays(ctx.db, { ...where, statisticId: first.definition.id, days });
+  const daysOfWorkers = (s: DailyStatistic, workerIds?: string[]) =>
+    readWorkerDays(ctx.db, { ...where, statisticId: s.statisticId, days, parts: partsOfAggregation[s.aggregation], workerIds });
+  // A page that holds every worker needs every statistic of all of them: all are read at once.
+  const everyone = offset + limit >= (await countWorkers(ctx.db, orgId));
+  const [ofFirst, ...ofRest] = await Promise.all((everyone ? statistics : [first]).map((s) => daysOfWorkers(s)));
   const rankOf = (workerId: string): Ranked => {
     const total = totalOf(ofFirst.get(workerId));
-    return { workerId, value: valueOf(first.definition.aggregation, total, days.length), count: total.count };
+    return { workerId, value: valueOf(first.aggregation, total, days.length), count: total.count };
   };
   const ranked = [...ofFirst.keys()].map(rankOf).sort(byRank);
   // A worker with days of the other statistics only ranks as an empty total does. A page that ends before the first
@@ -161,29 +183,23 @@ export async function dailyStatistics(
   const ahead = ranked.findIndex((w) => byTotal(w, empty) >= 0);
   const rest = statistics.slice(1);
   let parts: Map<string, DailyParts>[];
-  if (offset + limit < (ahead === -1 ? ranked.length : ahead)) {
+  if (!everyone && offset + limit < (ahead === -1 ? ranked.length : ahead)) {
     const workerIds = ranked.slice(offset, offset + limit).map((w) => w.workerId);
-    parts = [
-      ofFirst,
-      ...(await Promise.all(rest.map((s) => readWorkerDays(ctx.db, { ...where, statisticId: s.definition.id, days, workerIds })))),
-    ];
+    parts = [ofFirst, ...(await Promise.all(rest.map((s) => daysOfWorkers(s, workerIds))))];
   } else {
-    parts = [ofFirst, ...(await Promise.all(rest.map((s) => readWorkerDays(ctx.db, { ...where, statisticId: s.definition.id, days }))))];
+    parts = [ofFirst, ...(everyone ? ofRest : await Promise.all(rest.map((s) => daysOfWorkers(s))))];
     const withoutFirst = new Set(parts.flatMap((byWorker) => [...byWorker.keys()].filter((id) => !ofFirst.has(id))));
     ranked.push(...[...withoutFirst].map(rankOf));
     ranked.sort(byRank);
   }
   const page = ranked.slice(offset, offset + limit).map((w) => w.workerId);
   const names = await workersById(ctx.db, orgId, page);
-  const items: Schema<'DailySeries'>[] = [];
-  for (const workerId of page) {
-    const worker = names.get(workerId) ?? { id: workerId, displayName: '' };
-    statistics.forEach((statistic, s) => {
-      items.push({ ...series(statistic, now, days, parts[s]?.get(workerId)), worker });
-    });
-  }
+  const rows = page.map((workerId) => ({
+    worker: names.get(workerId) ?? { id: workerId, displayName: '' },
+    parts: parts.map((byWorker) => byWorker.get(workerId)),
+  }));
   const nextCursor = offset + limit < ranked.length ? await ctx.cursors.issue(scope, [String(offset + limit)]) : null;
-  return { ...header, items, nextCursor };
+  return answer(rows, nextCursor);
 }
 
 /** A worker's place in the ranking: the first statistic's total value and count. */
@@ -203,44 +219,15 @@ function byRank(a: Ranked, b: Ranked): number {
   return byTotal(a, b) || (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0);
 }
 
-/** A statistic's series: its value on each of `days` from the parts of that day (none: 0), and its total. */
-function series({ app, definition }: Statistic, now: Answering, days: string[], parts: DailyParts | undefined): Schema<'DailySeries'> {
+/** Parts over a range summed, day by day in order (none: zeros). */
+export function totalOf(daily: DailyParts | undefined): RollupParts {
   const total = emptyParts();
-  const cell = emptyParts();
-  const daily: Schema<'RollupDay'>[] = new Array(days.length);
-  for (let i = 0; i < days.length; i++) {
-    partsOn(parts, i, cell);
-    sumInto(total, cell);
-    daily[i] = rollupDay(definition, days[i], cell);
-  }
-  return {
-    statisticId: definition.id,
-    app,
-    label: definition.label,
-    pillar: definition.pillar,
-    format: definition.format,
-    aggregation: definition.aggregation,
-    status: now.status(definition.id),
-    days: daily,
-    total: rollupValue(definition, total, days.length),
-  };
-}
-
-/** Day `i` of `daily` into `into` (none: zeros); one object reused over a series rather than one per day. */
-function partsOn(daily: DailyParts | undefined, i: number, into: RollupParts): void {
-  into.count = daily?.count[i] ?? 0;
-  into.sum = daily?.sum[i] ?? 0;
-  into.numerator = daily?.numerator[i] ?? 0;
-  into.denominator = daily?.denominator[i] ?? 0;
-}
-
-/** A worker's parts summed over the range. */
-function totalOf(daily: DailyParts | undefined): RollupParts {
-  const total = emptyParts();
-  const cell = emptyParts();
-  for (let i = 0; i < (daily?.count.length ?? 0); i++) {
-    partsOn(daily, i, cell);
-    sumInto(total, cell);
+  if (!daily) return total;
+  for (let i = 0; i < daily.count.length; i++) {
+    total.count += daily.count[i];
+    total.sum += daily.sum[i];
+    total.numerator += daily.numerator[i];
+    total.denominator += daily.denominator[i];
   }
   return total;
 }
@@ -285,8 +272,8 @@ export async function summaryReport(ctx: ReadContext, orgId: string, query: Quer
             format: definition.format,
             aggregation: definition.aggregation,
             status: now.status(definition.id),
-            total: rollupValue(definition, current.get(key) ?? emptyParts(), days.length),
-            previousTotal: rollupValue(definition, before.get(key) ?? emptyParts(), days.length),
+            total: rollupValue(definition.aggregation, current.get(key) ?? emptyParts(), days.length),
+            previousTotal: rollupValue(definition.aggregation, before.get(key) ?? emptyParts(), days.length),
           };
         }),
       },

@@ -8,7 +8,7 @@ import { localDate } from './local-day';
 // over any range of days, workers or pillars, where finished values (a ratio,
 // a rate) would not.
 
-type Aggregation = Definition['aggregation'];
+export type Aggregation = Definition['aggregation'];
 
 /** What of a stored event the rollups read. */
 export interface RollupEvent {
@@ -97,6 +97,15 @@ function fieldOf(metadata: unknown, path: string | undefined): unknown {
   }
   return value;
 }
+
+/** The parts an aggregation's answers carry: `count` always, and what its value is derived from. */
+export const partsOfAggregation: Record<Aggregation, readonly (keyof RollupParts)[]> = {
+  count: ['count'],
+  rate: ['count'],
+  sumField: ['count', 'sum'],
+  durationMinutes: ['count', 'sum'],
+  ratio: ['count', 'numerator', 'denominator'],
+};
 
 export function emptyParts(): RollupParts {
   return { count: 0, sum: 0, numerator: 0, denominator: 0 };

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { errorDetail, type ErrorCode } from '../errors';
+import { JsonBytes } from './json-bytes';
 import { baseUrlOf } from './request-context';
 import type { Db } from '../data/db';
 import type { UnitOfWork } from '../data/transaction';
@@ -44,6 +45,19 @@ export async function committedWithClaim<T>(req: Request, commit: (claim: ClaimT
   const done = await commit(claim?.ticket());
   claim?.stored();
   return done;
+}
+
+/**
+ * Sends JSON written by `write` as bytes, each chunk as soon as it is full (chunked transfer
+ * encoding). `write` must not fail: everything that can is done before the answer starts.
+ */
+export function streamJson(res: Response, status: number, write: (out: JsonBytes) => void): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  const out = new JsonBytes((chunk) => res.write(chunk));
+  write(out);
+  out.end();
+  res.end();
 }
 
 /**

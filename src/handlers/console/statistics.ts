@@ -1,6 +1,7 @@
 import { dailyStatistics, rollupStatistics, summaryReport } from '../../domain/rollup-read';
 import type { OperationHandler } from '../../http/operation';
-import { sendJson } from '../../http/respond';
+import { sendJson, streamJson } from '../../http/respond';
+import { writeDailyStatistics } from './daily-statistics-json';
 import type { Services } from '../../services';
 
 /** GET /api/v1/console/statistics */
@@ -13,7 +14,8 @@ export function listRollupStatistics(services: Services): OperationHandler<'list
 /** GET /api/v1/console/statistics/daily */
 export function getDailyStatistics(services: Services): OperationHandler<'getDailyStatistics'> {
   return async (req, res) => {
-    sendJson(res, 200, await dailyStatistics(services.read, req.member.orgId, req.query));
+    const answer = await dailyStatistics(services.read, req.member.orgId, req.query);
+    streamJson(res, 200, (out) => writeDailyStatistics(out, answer));
   };
 }
 

@@ -1,0 +1,79 @@
+// JSON text written straight into buffers and sent a chunk at a time, for answers too large
+// to build as objects and stringify: a daily read of every worker is 240,000 day objects and
+// 15 MB of text, and building the objects, JSON.stringify and encoding the string to UTF-8
+// took three times what writing the bytes takes; sent as they fill, the first chunks cross
+// to the client while the rest are written. What it writes is what JSON.stringify would.
+
+const CHUNK_BYTES = 1 << 20;
+// Copying short pieces byte by byte beats Buffer#set's call for them.
+const SHORT_COPY = 32;
+
+/** Text that is already JSON, or a part of it (punctuation, keys, a stringified constant), encoded once. */
+export function jsonPiece(text: string): Uint8Array {
+  return Buffer.from(text, 'utf8');
+}
+
+export class JsonBytes {
+  private buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  private pos = 0;
+
+  /** `send` takes each chunk once it is full, and the last one from `end`. */
+  constructor(private readonly send: (chunk: Buffer) => void) {}
+
+  /** Room for `bytes` more at `pos`; a full chunk is sent and a new one begun. */
+  private room(bytes: number): void {
+    if (this.pos + bytes <= this.buf.length) return;
+    this.send(this.buf.subarray(0, this.pos));
+    this.buf = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
+    this.pos = 0;
+  }
+
+  piece(bytes: Uint8Array): void {
+    this.room(bytes.length);
+    if (bytes.length > SHORT_COPY) {
+      this.buf.set(bytes, this.pos);
+      this.pos += bytes.length;
+      return;
+    }
+    const buf = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < bytes.length; i++) buf[p++] = bytes[i] as number;
+    this.pos = p;
+  }
+
+  /** A number as JSON.stringify writes it (null for null and for what is not finite). */
+  number(value: number | null): void {
+    // Whole numbers up to 15 digits, the usual case by far, digit by digit; String() for the rest.
+    if (value !== null && value >= 0 && value < 1e15 && Number.isInteger(value)) {
+      this.room(15);
+      const buf = this.buf;
+      let digits = 1;
+      for (let n = value; n >= 10; n = Math.floor(n / 10)) digits++;
+      let p = this.pos + digits;
+      this.pos = p;
+      let n = value;
+      do {
+        const rest = Math.floor(n / 10);
+        buf[--p] = 48 + (n - rest * 10);
+        n = rest;
+      } while (n > 0);
+      return;
+    }
+    const text = value !== null && Number.isFinite(value) ? String(value) : 'null';
+    this.room(text.length);
+    this.pos += this.buf.write(text, this.pos, 'latin1');
+  }
+
+  /** Any JSON value but a bare number (see `number`), through JSON.stringify. */
+  value(value: object | string | boolean | null): void {
+    const text = JSON.stringify(value);
+    this.room(Buffer.byteLength(text));
+    this.pos += this.buf.write(text, this.pos, 'utf8');
+  }
+
+  /** Sends what is left. */
+  end(): void {
+    if (this.pos > 0) this.send(this.buf.subarray(0, this.pos));
+    this.pos = 0;
+  }
+}
