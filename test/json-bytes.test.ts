@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { DailyParts } from '../src/data/rollups';
 import type { DailyAnswer } from '../src/domain/rollup-read';
-import { writeDailyStatistics } from '../src/handlers/console/daily-statistics-json';
-import { JsonBytes, jsonPiece } from '../src/http/json-bytes';
+import { SeriesWrittenAhead, writeDailyStatistics } from '../src/handlers/console/daily-statistics-json';
+import { JsonBytes, WrittenAhead, jsonPiece } from '../src/http/json-bytes';
 
 /** A JsonBytes whose chunks are kept, and the text they make once it has ended. */
 function written(): { out: JsonBytes; chunks: Buffer[]; text: () => string } {
@@ -57,6 +57,23 @@ describe('JSON written as bytes (JsonBytes)', () => {
   });
 });
 
+describe('JSON written ahead (WrittenAhead)', () => {
+  it('copies back any range written, within a chunk or across chunks', () => {
+    const ahead = new WrittenAhead();
+    const pieces = Array.from({ length: 300 }, (_, i) => JSON.stringify({ i, text: 'x'.repeat((i * 7919) % 20_000) }));
+    const ranges = pieces.map((text) => {
+      const start = ahead.out.length;
+      ahead.out.piece(jsonPiece(text));
+      return [start, ahead.out.length] as const;
+    });
+    assert.ok(ahead.out.length > 2 * (1 << 20), 'the pieces span several chunks');
+    const { out, text } = written();
+    const order = pieces.map((_, i) => (i * 37) % pieces.length);
+    order.forEach((i) => ahead.copy(out, ...ranges[i]));
+    assert.equal(text(), order.map((i) => pieces[i]).join(''));
+  });
+});
+
 describe('The body of /statistics/daily (writeDailyStatistics)', () => {
   const aggregations = ['count', 'sumField', 'durationMinutes', 'rate', 'ratio'] as const;
   const part = fc.oneof(fc.nat({ max: 1000 }), fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }));
@@ -85,7 +102,9 @@ describe('The body of /statistics/daily (writeDailyStatistics)', () => {
       }),
     );
     fc.assert(
-      fc.property(answers, ({ days, statistics, rows, nextCursor }) => {
+      fc.property(answers, ({ days, statistics, rows: generated, nextCursor }) => {
+        // Workers of a page are distinct.
+        const rows = generated.map(({ worker, parts }, i) => ({ worker: worker && { ...worker, id: `${worker.id}#${i}` }, parts }));
         const answer: DailyAnswer = {
           header: { timeZone: 'Europe/Berlin', from: days[0], to: days[days.length - 1], nextCursor },
           days,
@@ -134,7 +153,20 @@ describe('The body of /statistics/daily (writeDailyStatistics)', () => {
         };
         const { out, text } = written();
         writeDailyStatistics(out, answer);
-        assert.deepEqual(JSON.parse(text()), JSON.parse(JSON.stringify(expected)));
+        const body = text();
+        assert.deepEqual(JSON.parse(body), JSON.parse(JSON.stringify(expected)));
+
+        // The same with the workers' series ends written ahead, a statistic at a time, in another order.
+        const ahead = new SeriesWrittenAhead();
+        [...answer.statistics.keys()].reverse().forEach((s) => {
+          const byWorker = new Map(
+            answer.rows.flatMap(({ worker, parts }) => (worker && parts[s] ? [[worker.id, parts[s]] as const] : [])),
+          );
+          ahead.add(s, answer.statistics[s], days, byWorker);
+        });
+        const again = written();
+        writeDailyStatistics(again.out, answer, ahead);
+        assert.equal(again.text(), body);
       }),
       { numRuns: 300 },
     );

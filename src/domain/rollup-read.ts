@@ -125,8 +125,19 @@ export interface DailyAnswer {
 /** What a series says of its statistic; its days and total are derived from the parts. */
 export type DailyStatistic = Omit<Schema<'DailySeries'>, 'days' | 'total' | 'worker'>;
 
+/**
+ * Told each statistic's days of workers (the `s`th of the answer's statistics) as soon as they
+ * are read, when every worker read is on the page: to write their series while the next are read.
+ */
+export type OnWorkerDays = (s: number, statistic: DailyStatistic, days: string[], byWorker: Map<string, DailyParts>) => void;
+
 /** GET /api/v1/console/statistics/daily */
-export async function dailyStatistics(ctx: ReadContext, orgId: string, query: Query<'getDailyStatistics'>): Promise<DailyAnswer> {
+export async function dailyStatistics(
+  ctx: ReadContext,
+  orgId: string,
+  query: Query<'getDailyStatistics'>,
+  onWorkerDays?: OnWorkerDays,
+): Promise<DailyAnswer> {
   const days = daysOf(query.from, query.to);
   const picked = pick(statisticsOf(await manifestsOfOrg(ctx.db, orgId)), query.statisticId, () => true);
   await requireWorker(ctx, orgId, query.workerId);
@@ -166,11 +177,22 @@ export async function dailyStatistics(ctx: ReadContext, orgId: string, query: Qu
     },
   };
   const offset = query.cursor === undefined ? 0 : Number((await ctx.cursors.read(scope, query.cursor, 1))[0]);
-  const daysOfWorkers = (s: DailyStatistic, workerIds?: string[]) =>
-    readWorkerDays(ctx.db, { ...where, statisticId: s.statisticId, days, parts: partsOfAggregation[s.aggregation], workerIds });
+  const daysOfWorkers = async (s: number, workerIds: string[] | undefined, allOnPage: boolean) => {
+    const statistic = statistics[s];
+    const byWorker = await readWorkerDays(ctx.db, {
+      ...where,
+      statisticId: statistic.statisticId,
+      days,
+      parts: partsOfAggregation[statistic.aggregation],
+      workerIds,
+    });
+    if (allOnPage) onWorkerDays?.(s, statistic, days, byWorker);
+    return byWorker;
+  };
+  const others = statistics.slice(1).map((_, i) => i + 1);
   // A page that holds every worker needs every statistic of all of them: all are read at once.
   const everyone = offset + limit >= (await countWorkers(ctx.db, orgId));
-  const [ofFirst, ...ofRest] = await Promise.all((everyone ? statistics : [first]).map((s) => daysOfWorkers(s)));
+  const [ofFirst, ...ofOthers] = await Promise.all([0, ...(everyone ? others : [])].map((s) => daysOfWorkers(s, undefined, everyone)));
   const rankOf = (workerId: string): Ranked => {
     const total = totalOf(ofFirst.get(workerId));
     return { workerId, value: valueOf(first.aggregation, total, days.length), count: total.count };
@@ -181,13 +203,12 @@ export async function dailyStatistics(ctx: ReadContext, orgId: string, query: Qu
   // other page reads every worker's days of the others, which tell the workers that have none of the first.
   const empty = rankOf('');
   const ahead = ranked.findIndex((w) => byTotal(w, empty) >= 0);
-  const rest = statistics.slice(1);
   let parts: Map<string, DailyParts>[];
   if (!everyone && offset + limit < (ahead === -1 ? ranked.length : ahead)) {
     const workerIds = ranked.slice(offset, offset + limit).map((w) => w.workerId);
-    parts = [ofFirst, ...(await Promise.all(rest.map((s) => daysOfWorkers(s, workerIds))))];
+    parts = [ofFirst, ...(await Promise.all(others.map((s) => daysOfWorkers(s, workerIds, true))))];
   } else {
-    parts = [ofFirst, ...(everyone ? ofRest : await Promise.all(rest.map((s) => daysOfWorkers(s))))];
+    parts = [ofFirst, ...(everyone ? ofOthers : await Promise.all(others.map((s) => daysOfWorkers(s, undefined, false))))];
     const withoutFirst = new Set(parts.flatMap((byWorker) => [...byWorker.keys()].filter((id) => !ofFirst.has(id))));
     ranked.push(...[...withoutFirst].map(rankOf));
     ranked.sort(byRank);

@@ -16,15 +16,28 @@ export function jsonPiece(text: string): Uint8Array {
 export class JsonBytes {
   private buf = Buffer.allocUnsafe(CHUNK_BYTES);
   private pos = 0;
+  private sent = 0;
 
-  /** `send` takes each chunk once it is full, and the last one from `end`. */
+  /** `send` takes each chunk once it is full, and the last one from `end`; a chunk sent is never written again. */
   constructor(private readonly send: (chunk: Buffer) => void) {}
+
+  /** How many bytes were written: where the next goes. */
+  get length(): number {
+    return this.sent + this.pos;
+  }
 
   /** Room for `bytes` more at `pos`; a full chunk is sent and a new one begun. */
   private room(bytes: number): void {
     if (this.pos + bytes <= this.buf.length) return;
-    this.send(this.buf.subarray(0, this.pos));
+    this.flush();
     this.buf = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
+  }
+
+  private flush(): void {
+    if (this.pos === 0) return;
+    this.send(this.buf.subarray(0, this.pos));
+    this.sent += this.pos;
+    this.buf = this.buf.subarray(this.pos);
     this.pos = 0;
   }
 
@@ -71,9 +84,47 @@ export class JsonBytes {
     this.pos += this.buf.write(text, this.pos, 'utf8');
   }
 
-  /** Sends what is left. */
+  /** Sends what is written and not yet sent (more may be written after). */
   end(): void {
-    if (this.pos > 0) this.send(this.buf.subarray(0, this.pos));
-    this.pos = 0;
+    this.flush();
+  }
+}
+
+/**
+ * JSON written ahead, kept to be copied into an answer later by range: from `out.length`
+ * before the piece to `out.length` after it.
+ */
+export class WrittenAhead {
+  private readonly chunks: Buffer[] = [];
+  private readonly starts: number[] = [];
+  private kept = 0;
+  readonly out = new JsonBytes((chunk) => {
+    this.chunks.push(chunk);
+    this.starts.push(this.kept);
+    this.kept += chunk.length;
+  });
+
+  /** Copies what was written from `start` up to `end` into `into`. */
+  copy(into: JsonBytes, start: number, end: number): void {
+    this.out.end();
+    let c = this.chunkAt(start);
+    for (let at = start; at < end; c++) {
+      const chunk = this.chunks[c];
+      const from = at - this.starts[c];
+      const to = Math.min(chunk.length, end - this.starts[c]);
+      into.piece(chunk.subarray(from, to));
+      at += to - from;
+    }
+  }
+
+  /** The chunk that holds byte `at`. */
+  private chunkAt(at: number): number {
+    let [low, high] = [0, this.starts.length - 1];
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (this.starts[middle] <= at) low = middle;
+      else high = middle - 1;
+    }
+    return low;
   }
 }

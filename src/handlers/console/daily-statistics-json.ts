@@ -2,9 +2,9 @@
 // schema, each series' days and total derived from its parts by the rollup rules.
 import type { DailyParts } from '../../data/rollups';
 import type { RollupParts } from '../../data/schema';
-import { rollupValue, totalOf, type DailyAnswer } from '../../domain/rollup-read';
-import { valueOf } from '../../domain/rollup-rules';
-import { jsonPiece, type JsonBytes } from '../../http/json-bytes';
+import { rollupValue, totalOf, type DailyAnswer, type DailyStatistic } from '../../domain/rollup-read';
+import { valueOf, type Aggregation } from '../../domain/rollup-rules';
+import { WrittenAhead, jsonPiece, type JsonBytes } from '../../http/json-bytes';
 
 const piece = {
   comma: jsonPiece(','),
@@ -18,13 +18,80 @@ const piece = {
   end: jsonPiece(']}'),
 };
 
-export function writeDailyStatistics(out: JsonBytes, { header, days, statistics, rows }: DailyAnswer): void {
+/** Writes the end of a series over the same days: `,"days":[…],"total":{…}}`. */
+class SeriesEnd {
+  private readonly dayOpen: Uint8Array[];
+  private readonly none: DailyParts;
+  private readonly cell: RollupParts = { count: 0, sum: 0, numerator: 0, denominator: 0 };
+
+  constructor(private readonly days: string[]) {
+    this.dayOpen = days.map((day) => jsonPiece(`{"day":${JSON.stringify(day)},"value":`));
+    const zeros = new Float64Array(days.length);
+    this.none = { count: zeros, sum: zeros, numerator: zeros, denominator: zeros };
+  }
+
+  write(out: JsonBytes, aggregation: Aggregation, parts: DailyParts | undefined): void {
+    const { cell } = this;
+    const daily = parts ?? this.none;
+    out.piece(piece.days);
+    for (let d = 0; d < this.days.length; d++) {
+      cell.count = daily.count[d];
+      cell.sum = daily.sum[d];
+      cell.numerator = daily.numerator[d];
+      cell.denominator = daily.denominator[d];
+      if (d > 0) out.piece(piece.comma);
+      // A RollupDay: as rollupValue shapes a value, with its day first.
+      out.piece(this.dayOpen[d]);
+      out.number(valueOf(aggregation, cell, 1));
+      out.piece(piece.count);
+      out.number(cell.count);
+      if (aggregation === 'ratio') {
+        out.piece(piece.numerator);
+        out.number(cell.numerator);
+        out.piece(piece.denominator);
+        out.number(cell.denominator);
+      }
+      out.piece(piece.close);
+    }
+    out.piece(piece.total);
+    out.value(rollupValue(aggregation, totalOf(daily), this.days.length));
+    out.piece(piece.close);
+  }
+}
+
+/**
+ * Workers' series ends written as each statistic is read (see dailyStatistics' `onRead`): on
+ * PostgreSQL the database reads the next statistics meanwhile, and this thread would wait.
+ */
+export class SeriesWrittenAhead {
+  private readonly ahead = new WrittenAhead();
+  private readonly at = new Map<number, Map<string, [start: number, end: number]>>();
+  private ends: SeriesEnd | undefined;
+
+  add(s: number, statistic: DailyStatistic, days: string[], byWorker: Map<string, DailyParts>): void {
+    this.ends ??= new SeriesEnd(days);
+    const out = this.ahead.out;
+    const at = this.at.get(s) ?? new Map<string, [number, number]>();
+    this.at.set(s, at);
+    for (const [workerId, parts] of byWorker) {
+      const start = out.length;
+      this.ends.write(out, statistic.aggregation, parts);
+      at.set(workerId, [start, out.length]);
+    }
+  }
+
+  /** Copies the end of statistic `s`'s series of `workerId` into `out`; false when none was written. */
+  copy(out: JsonBytes, s: number, workerId: string): boolean {
+    const range = this.at.get(s)?.get(workerId);
+    if (range) this.ahead.copy(out, ...range);
+    return range !== undefined;
+  }
+}
+
+export function writeDailyStatistics(out: JsonBytes, { header, days, statistics, rows }: DailyAnswer, ahead?: SeriesWrittenAhead): void {
+  const ends = new SeriesEnd(days);
   // Each object's text without its closing brace, to go on with the fields written here.
-  const open = (value: object) => jsonPiece(JSON.stringify(value).slice(0, -1));
-  const dayOpen = days.map((day) => jsonPiece(`{"day":${JSON.stringify(day)},"value":`));
-  const statisticOpen = statistics.map(open);
-  const none = noParts(days.length);
-  const cell: RollupParts = { count: 0, sum: 0, numerator: 0, denominator: 0 };
+  const statisticOpen = statistics.map((statistic) => jsonPiece(JSON.stringify(statistic).slice(0, -1)));
   out.piece(jsonPiece(`${JSON.stringify(header).slice(0, -1)},"items":[`));
   let first = true;
   for (const { worker, parts } of rows) {
@@ -33,40 +100,13 @@ export function writeDailyStatistics(out: JsonBytes, { header, days, statistics,
       if (!first) out.piece(piece.comma);
       first = false;
       out.piece(statisticOpen[s]);
-      if (workerText) {
+      if (worker && workerText) {
         out.piece(piece.worker);
         out.piece(workerText);
+        if (ahead?.copy(out, s, worker.id)) return;
       }
-      out.piece(piece.days);
-      const daily = parts[s] ?? none;
-      for (let d = 0; d < days.length; d++) {
-        cell.count = daily.count[d];
-        cell.sum = daily.sum[d];
-        cell.numerator = daily.numerator[d];
-        cell.denominator = daily.denominator[d];
-        if (d > 0) out.piece(piece.comma);
-        // A RollupDay: as rollupValue shapes a value, with its day first.
-        out.piece(dayOpen[d]);
-        out.number(valueOf(aggregation, cell, 1));
-        out.piece(piece.count);
-        out.number(cell.count);
-        if (aggregation === 'ratio') {
-          out.piece(piece.numerator);
-          out.number(cell.numerator);
-          out.piece(piece.denominator);
-          out.number(cell.denominator);
-        }
-        out.piece(piece.close);
-      }
-      out.piece(piece.total);
-      out.value(rollupValue(aggregation, totalOf(daily), days.length));
-      out.piece(piece.close);
+      ends.write(out, aggregation, parts[s]);
     });
   }
   out.piece(piece.end);
-}
-
-function noParts(days: number): DailyParts {
-  const zeros = new Float64Array(days);
-  return { count: zeros, sum: zeros, numerator: zeros, denominator: zeros };
 }

@@ -1,7 +1,7 @@
 import { dailyStatistics, rollupStatistics, summaryReport } from '../../domain/rollup-read';
 import type { OperationHandler } from '../../http/operation';
 import { sendJson, streamJson } from '../../http/respond';
-import { writeDailyStatistics } from './daily-statistics-json';
+import { SeriesWrittenAhead, writeDailyStatistics } from './daily-statistics-json';
 import type { Services } from '../../services';
 
 /** GET /api/v1/console/statistics */
@@ -14,8 +14,9 @@ export function listRollupStatistics(services: Services): OperationHandler<'list
 /** GET /api/v1/console/statistics/daily */
 export function getDailyStatistics(services: Services): OperationHandler<'getDailyStatistics'> {
   return async (req, res) => {
-    const answer = await dailyStatistics(services.read, req.member.orgId, req.query);
-    streamJson(res, 200, (out) => writeDailyStatistics(out, answer));
+    const ahead = new SeriesWrittenAhead();
+    const answer = await dailyStatistics(services.read, req.member.orgId, req.query, (...read) => ahead.add(...read));
+    streamJson(res, 200, (out) => writeDailyStatistics(out, answer, ahead));
   };
 }
 
