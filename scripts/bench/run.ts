@@ -2,7 +2,8 @@
 // SQLite and (when reachable) PostgreSQL. See README "Performance" and the options below.
 //
 //   service  the built server (node dist/src/server.js) as a child process on a fresh
-//            database set up with bin/ingestctl, driven by autocannon in its own process
+//            database set up with bin/ingestctl and the rollups' manifest of 8 statistics (the ingest
+//            targets hold with rollups maintained), driven by autocannon in its own process
 //   raw      the same rows through better-sqlite3 / pg, 100 per transaction, no HTTP,
 //            into a fresh database migrated by the project's migrations
 //   bare     a node:http server that only reads and JSON.parses the same bodies
@@ -373,7 +374,8 @@ async function measureDatabase(kind: Kind, templates: RowTemplate[][], bare: Htt
   const target = await freshTarget(kind, 'service', place);
   try {
     const setup = setUp(target);
-    const service = await measureService(target, setup, `service ${kind}`);
+    await installManifest(target, setup, 'first');
+    const service = await measureService(target, setup, `service ${kind} with 8 statistics`);
     const raw = await measureRaw(kind, templates);
     let profile: ProfileSummary | undefined;
     let threadProfiles: ProfileSummary[] | undefined;
@@ -423,6 +425,17 @@ async function measureDatabase(kind: Kind, templates: RowTemplate[][], bare: Htt
   }
 }
 
+/** Puts the benchmark's manifest of 8 statistics through a briefly started service. */
+async function installManifest(target: Target, setup: Setup, label: string): Promise<void> {
+  const slug = await slugOf(target, setup.appId);
+  const briefly = await startService(target);
+  try {
+    await putManifest(`http://127.0.0.1:${briefly.port}`, setup.key, benchManifest(slug, label));
+  } finally {
+    await briefly.stop();
+  }
+}
+
 /**
  * The rollups' figures, on a database of their own: ingest without and with a manifest of 8
  * statistics, the delay to the rollups under that load, a recompute over
@@ -434,12 +447,7 @@ async function measureRollups(kind: Kind, templates: RowTemplate[][]): Promise<R
     const setup = setUp(target);
     const slug = await slugOf(target, setup.appId);
     const withoutManifest = await measureService(target, setup, `rollups ${kind}: ingest without a manifest`);
-    const briefly = await startService(target);
-    try {
-      await putManifest(`http://127.0.0.1:${briefly.port}`, setup.key, benchManifest(slug, 'first'));
-    } finally {
-      await briefly.stop();
-    }
+    await installManifest(target, setup, 'first');
     const metricsPort = await freePort();
     let delay = { p99UpToSeconds: 0, batches: 0 };
     let backlogAtEnd = { batches: 0, oldestSeconds: 0 };
