@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
+import type { KyselyPlugin } from 'kysely';
 import pino from 'pino';
 import { runIngestctl } from '../src/cli/ingestctl';
 import { changeAllowedEventTypes, createApp, issueKey, updateOrganization } from '../src/domain/administration';
 import { firstWholeDay, RetentionSweeper } from '../src/domain/retention';
 import { verifyRollups } from '../src/domain/rollup-verify';
 import { addParts, readState, readWorkerDays } from '../src/data/rollups';
-import { sumWaitingBatches } from '../src/domain/rollup-drain';
+import { drainRollupOutbox, sumWaitingBatches } from '../src/domain/rollup-drain';
 import { RollupWorker } from '../src/domain/rollups';
 import { runWrite } from '../src/domain/writes';
 import { databaseUrlOf, silentLogger } from './support/fixtures';
@@ -493,6 +494,27 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     await Promise.all([other.catchUp(), w.catchUp(), other.catchUp()]);
     const body = await w.dailyNow({ from: '2026-11-02', to: '2026-11-02' });
     assert.deepEqual(body.items[0]?.total, { value: 50, count: 50 });
+  });
+
+  it('an organization without statistics has its batches taken from the outbox without its events being read', async () => {
+    const w = await rollupWorld();
+    await w.send([{ timestamp: '2026-11-02T10:00:00Z' }, { timestamp: '2026-11-02T11:00:00Z' }]);
+    const statements: string[] = [];
+    const recorder: KyselyPlugin = {
+      transformQuery: ({ node, queryId }) => {
+        statements.push(w.db.kysely.getExecutor().compileQuery(node, queryId).sql);
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    const drained =
+      w.db.dialect === 'postgres'
+        ? await w.db.kysely.transaction().execute((trx) => drainRollupOutbox(trx.withPlugin(recorder), { claim: 10 }))
+        : await runWrite(w.db, 'addSummedBatches', await sumWaitingBatches(w.db.kysely.withPlugin(recorder), 10));
+    assert.equal(drained.createdAt.length, 1, 'the batch left the outbox');
+    assert.ok(statements.length > 0);
+    const readsEvents = statements.filter((text) => /\bfrom "?events"?(\s|$)/i.test(text));
+    assert.deepEqual(readsEvents, []);
   });
 
   it('SQLite: sums read before a manifest replacement are not added; their batches are read again under the new manifest', async function () {

@@ -56,6 +56,11 @@ export function definitionsByApp(manifests: { app: { id: string }; definitions: 
   return new Map(manifests.map((m) => [m.app.id, m.definitions]));
 }
 
+/** Whether any app has a statistic: without one a batch adds nothing, and its events need not be read. */
+function definesAny(definitions: Map<string, Definition[]>): boolean {
+  return [...definitions.values()].some((ofApp) => ofApp.length > 0);
+}
+
 /** Adds stored events to `parts`, each by its app's manifest (`definitions`), on its day in `timeZone`. */
 export function addStoredEvents(
   parts: PartsAccumulator,
@@ -114,16 +119,18 @@ export const drainRollupOutbox: WriteJob<{ claim: number }, Drained> = async (tr
     const timeZone = state.target_time_zone ?? state.time_zone;
     const definitions = definitionsByApp(await manifestsOfOrg(trx, orgId));
     const ids = batches.map((b) => b.id);
-    const inDatabase = await addInDatabase(trx, { orgId, generation, ids }, definitions, timeZone);
-    if (inDatabase === 'unreadable') unreadable.push(orgId);
-    if (inDatabase !== 'added') {
-      const parts = await sumEvents(
-        trx,
-        batches.flatMap((b) => b.eventIds),
-        definitions,
-        timeZone,
-      );
-      await addParts(trx, orgId, generation, parts.take());
+    if (definesAny(definitions)) {
+      const inDatabase = await addInDatabase(trx, { orgId, generation, ids }, definitions, timeZone);
+      if (inDatabase === 'unreadable') unreadable.push(orgId);
+      if (inDatabase !== 'added') {
+        const parts = await sumEvents(
+          trx,
+          batches.flatMap((b) => b.eventIds),
+          definitions,
+          timeZone,
+        );
+        await addParts(trx, orgId, generation, parts.take());
+      }
     }
     await settleOutbox(trx, state, ids);
   }
@@ -175,12 +182,14 @@ export async function sumWaitingBatches(db: Executor, claim: number): Promise<Su
     const state = await readState(db, orgId);
     const timeZone = state ? (state.target_time_zone ?? state.time_zone) : ((await timeZoneOf(db, orgId)) ?? 'UTC');
     const definitions = definitionsByApp(await manifestsOfOrg(db, orgId));
-    const parts = await sumEvents(
-      db,
-      batches.flatMap((b) => b.eventIds),
-      definitions,
-      timeZone,
-    );
+    const parts = definesAny(definitions)
+      ? await sumEvents(
+          db,
+          batches.flatMap((b) => b.eventIds),
+          definitions,
+          timeZone,
+        )
+      : new PartsAccumulator();
     summed.push({
       orgId,
       generation: state?.generation ?? 1,
