@@ -44,6 +44,37 @@ describe('Group commit', () => {
     assert.equal(settled.length, 4);
   });
 
+  it('runs the units that arrive in the same turn in one transaction', async () => {
+    const { committer, addWorker, names } = await committerWithTenant();
+    const transactions = new Set<Executor>();
+    const unit = (name: string) =>
+      committer.run(async (trx) => {
+        transactions.add(trx);
+        return addWorker(trx, name);
+      });
+    assert.deepEqual(await Promise.all([unit('a'), unit('b'), unit('c')]), ['a', 'b', 'c']);
+    assert.equal(transactions.size, 1);
+    assert.deepEqual((await names()).sort(), ['a', 'b', 'c']);
+  });
+
+  it('runs each unit of a failed group again alone: the others commit once, the failing one fails alone', async () => {
+    const { committer, addWorker, names } = await committerWithTenant();
+    const runs = { kept: 0, doomed: 0 };
+    const kept = committer.run(async (trx) => {
+      runs.kept++;
+      return addWorker(trx, 'kept');
+    });
+    const doomed = committer.run(async (trx) => {
+      runs.doomed++;
+      await addWorker(trx, 'doomed');
+      throw new Error('doomed');
+    });
+    assert.equal(await kept, 'kept');
+    await assert.rejects(doomed, /doomed/);
+    assert.deepEqual(await names(), ['kept']);
+    assert.deepEqual(runs, { kept: 2, doomed: 2 }, 'once in the group, once alone');
+  });
+
   it('rolls back a lone failing unit entirely, then goes on with the next group', async () => {
     const { committer, addWorker, names } = await committerWithTenant();
     // A lone unit that throws takes the whole transaction down with it.
