@@ -6,7 +6,7 @@ import { changeAllowedEventTypes, createApp, issueKey, updateOrganization } from
 import { firstWholeDay, RetentionSweeper } from '../src/domain/retention';
 import { verifyRollups } from '../src/domain/rollup-verify';
 import { addParts, readState, readWorkerDays } from '../src/data/rollups';
-import { drainRollupOutbox, sumWaitingBatches } from '../src/domain/rollup-drain';
+import { CommittedEvents, drainRollupOutbox, sumWaitingBatches } from '../src/domain/rollup-drain';
 import { RollupWorker } from '../src/domain/rollups';
 import { runWrite } from '../src/domain/writes';
 import { databaseUrlOf, silentLogger } from './support/fixtures';
@@ -515,6 +515,46 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     assert.ok(statements.length > 0);
     const readsEvents = statements.filter((text) => /\bfrom "?events"?(\s|$)/i.test(text));
     assert.deepEqual(readsEvents, []);
+  });
+
+  it('SQLite: the batches this process committed are summed as the request sent them, not read back', async function () {
+    const w = await rollupWorld();
+    if (w.db.dialect !== 'sqlite') this.skip();
+    await w.putManifest([w.def('done')]);
+    await w.catchUp();
+    await w.send([{ timestamp: '2026-11-02T10:00:00Z' }, { timestamp: '2026-11-02T11:00:00Z' }]);
+    // Read back, the batch would add nothing now.
+    await w.db.kysely.deleteFrom('events').where('ts', 'like', '2026-11-02%').execute();
+    await w.catchUp();
+    const body = await w.dailyNow({ from: '2026-11-02', to: '2026-11-02' });
+    assert.deepEqual(body.items[0]?.total, { value: 2, count: 2 });
+  });
+
+  it('keeps the committed events of a bounded number of batches, dropping the oldest', () => {
+    const committed = new CommittedEvents(2);
+    const events = (workerId: string) => [
+      {
+        appId: 'app',
+        event: {
+          workerId,
+          ts: '2026-11-02T10:00:00.000Z',
+          eventType: 't',
+          category: null,
+          statisticId: null,
+          duration: null,
+          pillar: null,
+          metadata: null,
+        },
+      },
+    ];
+    committed.remember('a', events('1'));
+    committed.remember('b', events('2'));
+    committed.remember('c', events('3'));
+    assert.equal(committed.of('a'), undefined);
+    assert.deepEqual(committed.of('c'), events('3'));
+    committed.forget(['b', 'c']);
+    assert.equal(committed.of('b'), undefined);
+    assert.equal(committed.of('c'), undefined);
   });
 
   it('SQLite: sums read before a manifest replacement are not added; their batches are read again under the new manifest', async function () {

@@ -13,6 +13,7 @@ import type { WriteJob } from '../data/writer';
 import { ApiError, errorDetail, statusOf } from '../errors';
 import { metrics } from '../metrics';
 import { ActorResolver } from './actors';
+import type { AppEvent } from './rollup-drain';
 import type { Principal } from './authenticator';
 import { withStoredReply, type ClaimTicket, type RenderedReply } from './idempotency';
 import { judgeSchema, normalizeTimestamp, UNREPRESENTABLE_TIMESTAMP, type Rejection } from './judgement';
@@ -20,6 +21,8 @@ import { judgeSchema, normalizeTimestamp, UNREPRESENTABLE_TIMESTAMP, type Reject
 export interface BatchOutcome {
   accepted: Schema<'AcceptedEvent'>[];
   rejected: Schema<'RejectedEvent'>[];
+  /** The worker each accepted event was stored for, in order; known where storeBatch resolved the actors itself. */
+  workerIds?: string[];
 }
 
 export interface BatchContext {
@@ -114,7 +117,42 @@ export async function storeBatch(trx: Transaction<Database>, judged: JudgedBatch
     await insertOutbox(trx, { id: first.id, orgId: ctx.principal.orgId, appId: ctx.principal.appId, eventIds });
   }
   if (quota === null) await reserveEvents(trx, ctx.principal.orgId, month, split.stored.length, null);
-  return outcomeOf(split);
+  return { ...outcomeOf(split), workerIds: resolved.map(({ worker }) => worker.id) };
+}
+
+/**
+ * The events of a committed batch as the rollups take them, with its outbox
+ * row's id (its first event's); undefined when nothing was stored or the
+ * workers are not known (see BatchOutcome.workerIds).
+ */
+export function committedEvents(judged: JudgedBatch, outcome: BatchOutcome): { batchId: string; events: AppEvent[] } | undefined {
+  const [first] = outcome.accepted;
+  const { workerIds } = outcome;
+  if (!first || !workerIds) return undefined;
+  const byId = new Map(judged.candidates.map((c) => [c.id, c]));
+  const appId = judged.ctx.principal.appId;
+  const events = outcome.accepted.flatMap(({ id }, i): AppEvent[] => {
+    const candidate = byId.get(id);
+    const workerId = workerIds[i];
+    if (!candidate || workerId === undefined) return [];
+    const { event, ts } = candidate;
+    return [
+      {
+        appId,
+        event: {
+          workerId,
+          ts,
+          eventType: event.eventType,
+          category: event.category ?? null,
+          statisticId: event.statisticId ?? null,
+          duration: event.duration ?? null,
+          pillar: event.pillar ?? null,
+          metadata: event.metadata ?? null,
+        },
+      },
+    ];
+  });
+  return { batchId: first.id, events };
 }
 
 /** What the reply to a batch says besides its outcome. */
@@ -135,7 +173,7 @@ export function renderBatch(context: ReplyContext, outcome: BatchOutcome): Rende
     accepted: outcome.accepted.length,
     rejected: outcome.rejected.length,
     batchLimit,
-    results: outcome,
+    results: { accepted: outcome.accepted, rejected: outcome.rejected },
   };
   const [first] = outcome.rejected;
   if (!first) return { status: 202, body: JSON.stringify(body) };

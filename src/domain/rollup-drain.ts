@@ -71,9 +71,14 @@ export function addStoredEvents(
   for (const event of events) parts.add(definitions.get(event.app_id) ?? [], rollupEventOf(event), timeZone);
 }
 
-/** The parts of the events `ids`, read a few hundred at a time with the thread's other work in between. */
-async function sumEvents(db: Executor, ids: string[], definitions: Map<string, Definition[]>, timeZone: string): Promise<PartsAccumulator> {
-  const parts = new PartsAccumulator();
+/** Adds the parts of the events `ids`, read a few hundred at a time with the thread's other work in between. */
+async function sumEvents(
+  db: Executor,
+  ids: string[],
+  definitions: Map<string, Definition[]>,
+  timeZone: string,
+  parts = new PartsAccumulator(),
+): Promise<PartsAccumulator> {
   for (let i = 0; i < ids.length; i += EVENTS_PER_READ) {
     if (i > 0) await nextTurn();
     addStoredEvents(parts, await eventsByIds(db, ids.slice(i, i + EVENTS_PER_READ)), definitions, timeZone);
@@ -161,6 +166,40 @@ async function addInDatabase(
   }
 }
 
+/** An event as the rollups take it: by its app's manifest, what the rules read of it. */
+export interface AppEvent {
+  appId: string;
+  event: RollupEvent;
+}
+
+/**
+ * SQLite: the events of the batches this process committed, kept from their
+ * request until a drain has taken them, so that the HTTP thread sums them
+ * without reading them back and parsing their metadata again. Bounded: past
+ * `limit` batches the oldest are dropped, and the drain reads those from the
+ * database, as it reads the batches other processes committed.
+ */
+export class CommittedEvents {
+  private readonly batches = new Map<string, AppEvent[]>();
+
+  constructor(private readonly limit: number) {}
+
+  remember(batchId: string, events: AppEvent[]): void {
+    this.batches.set(batchId, events);
+    if (this.batches.size <= this.limit) return;
+    const [oldest] = this.batches.keys();
+    if (oldest !== undefined) this.batches.delete(oldest);
+  }
+
+  of(batchId: string): AppEvent[] | undefined {
+    return this.batches.get(batchId);
+  }
+
+  forget(batchIds: string[]): void {
+    for (const id of batchIds) this.batches.delete(id);
+  }
+}
+
 /** An organization's waiting batches summed by the service, with the state they were summed under. */
 export interface SummedBatches {
   orgId: string;
@@ -176,20 +215,22 @@ export interface SummedBatches {
  * batches and sums their events for the generation that takes them. Nothing
  * is written (stateFor would: a missing state is the one it creates).
  */
-export async function sumWaitingBatches(db: Executor, claim: number): Promise<SummedBatches[]> {
+export async function sumWaitingBatches(db: Executor, claim: number, committed?: CommittedEvents): Promise<SummedBatches[]> {
   const summed: SummedBatches[] = [];
   for (const [orgId, batches] of byOrganization(await claimOutbox(db, 'sqlite', claim))) {
     const state = await readState(db, orgId);
     const timeZone = state ? (state.target_time_zone ?? state.time_zone) : ((await timeZoneOf(db, orgId)) ?? 'UTC');
     const definitions = definitionsByApp(await manifestsOfOrg(db, orgId));
-    const parts = definesAny(definitions)
-      ? await sumEvents(
-          db,
-          batches.flatMap((b) => b.eventIds),
-          definitions,
-          timeZone,
-        )
-      : new PartsAccumulator();
+    const parts = new PartsAccumulator();
+    if (definesAny(definitions)) {
+      const unread: string[] = [];
+      for (const batch of batches) {
+        const kept = committed?.of(batch.id);
+        if (!kept) unread.push(...batch.eventIds);
+        else for (const { appId, event } of kept) parts.add(definitions.get(appId) ?? [], event, timeZone);
+      }
+      await sumEvents(db, unread, definitions, timeZone, parts);
+    }
     summed.push({
       orgId,
       generation: state?.generation ?? 1,

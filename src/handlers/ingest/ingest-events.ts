@@ -1,4 +1,4 @@
-import { judgeBatch, renderBatch, storeBatchAlone } from '../../domain/event-ingest';
+import { committedEvents, judgeBatch, renderBatch, storeBatchAlone } from '../../domain/event-ingest';
 import { runWrite } from '../../domain/writes';
 import { countBatch } from '../../metrics';
 import type { OperationHandler } from '../../http/operation';
@@ -23,7 +23,9 @@ export function ingestEvents(services: Services): OperationHandler<'ingestEvents
       ? { outcome: alone, reply: renderBatch(replyContext, alone) }
       : await committedWithClaim(req, (claim) => runWrite(services.db, 'storeBatch', { judged, reply: replyContext, claim }));
     countBatch(outcome);
-    if (outcome.accepted.length > 0) services.rollups.wake();
+    const committed = committedEvents(judged, outcome);
+    if (committed) services.rollups.committedBatch(committed.batchId, committed.events);
+    else if (outcome.accepted.length > 0) services.rollups.wake();
     sendReply(res, reply);
   };
 }
