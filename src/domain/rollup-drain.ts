@@ -224,10 +224,20 @@ export async function sumWaitingBatches(db: Executor, claim: number, committed?:
     const parts = new PartsAccumulator();
     if (definesAny(definitions)) {
       const unread: string[] = [];
+      let added = 0;
       for (const batch of batches) {
         const kept = committed?.of(batch.id);
-        if (!kept) unread.push(...batch.eventIds);
-        else for (const { appId, event } of kept) parts.add(definitions.get(appId) ?? [], event, timeZone);
+        if (!kept) {
+          unread.push(...batch.eventIds);
+          continue;
+        }
+        // As sumEvents does: the thread's other work runs in between (a drain's 60,000 events at once hold requests up).
+        if (added >= EVENTS_PER_READ) {
+          await nextTurn();
+          added = 0;
+        }
+        for (const { appId, event } of kept) parts.add(definitions.get(appId) ?? [], event, timeZone);
+        added += kept.length;
       }
       await sumEvents(db, unread, definitions, timeZone, parts);
     }
