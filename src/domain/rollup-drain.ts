@@ -200,6 +200,37 @@ export class CommittedEvents {
   }
 }
 
+/**
+ * Adds to `parts` the events `committed` kept of `batches`, a few thousand at
+ * a time with the thread's other work in between, as sumEvents does (a
+ * drain's 60,000 events at once would hold requests up); answers the event
+ * ids of the batches it did not keep, to be read.
+ */
+async function addKeptEvents(
+  parts: PartsAccumulator,
+  batches: OutboxBatch[],
+  committed: CommittedEvents | undefined,
+  definitions: Map<string, Definition[]>,
+  timeZone: string,
+): Promise<string[]> {
+  const unread: string[] = [];
+  let added = 0;
+  for (const batch of batches) {
+    const kept = committed?.of(batch.id);
+    if (!kept) {
+      unread.push(...batch.eventIds);
+      continue;
+    }
+    if (added >= EVENTS_PER_READ) {
+      await nextTurn();
+      added = 0;
+    }
+    for (const { appId, event } of kept) parts.add(definitions.get(appId) ?? [], event, timeZone);
+    added += kept.length;
+  }
+  return unread;
+}
+
 /** An organization's waiting batches summed by the service, with the state they were summed under. */
 export interface SummedBatches {
   orgId: string;
@@ -223,22 +254,7 @@ export async function sumWaitingBatches(db: Executor, claim: number, committed?:
     const definitions = definitionsByApp(await manifestsOfOrg(db, orgId));
     const parts = new PartsAccumulator();
     if (definesAny(definitions)) {
-      const unread: string[] = [];
-      let added = 0;
-      for (const batch of batches) {
-        const kept = committed?.of(batch.id);
-        if (!kept) {
-          unread.push(...batch.eventIds);
-          continue;
-        }
-        // As sumEvents does: the thread's other work runs in between (a drain's 60,000 events at once hold requests up).
-        if (added >= EVENTS_PER_READ) {
-          await nextTurn();
-          added = 0;
-        }
-        for (const { appId, event } of kept) parts.add(definitions.get(appId) ?? [], event, timeZone);
-        added += kept.length;
-      }
+      const unread = await addKeptEvents(parts, batches, committed, definitions, timeZone);
       await sumEvents(db, unread, definitions, timeZone, parts);
     }
     summed.push({

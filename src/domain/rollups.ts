@@ -114,11 +114,13 @@ export class RollupWorker {
   }
 
   /**
-   * A batch this process committed, with its events (`batchId`: its outbox
-   * row's id): on SQLite the drain sums them as they are, without reading them back.
+   * A batch this process committed. On SQLite the drain sums its events as
+   * `eventsOf` gives them, without reading them back; elsewhere they are not
+   * asked for (PostgreSQL sums in the database), so no request builds them for nothing.
    */
-  committedBatch(batchId: string, events: AppEvent[]): void {
-    if (this.db.dialect === 'sqlite') this.committed.remember(batchId, events);
+  committedBatch(eventsOf: () => { batchId: string; events: AppEvent[] } | undefined): void {
+    const batch = this.db.dialect === 'sqlite' ? eventsOf() : undefined;
+    if (batch) this.committed.remember(batch.batchId, batch.events);
     this.wake();
   }
 

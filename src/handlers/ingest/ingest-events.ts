@@ -23,9 +23,7 @@ export function ingestEvents(services: Services): OperationHandler<'ingestEvents
       ? { outcome: alone, reply: renderBatch(replyContext, alone) }
       : await committedWithClaim(req, (claim) => runWrite(services.db, 'storeBatch', { judged, reply: replyContext, claim }));
     countBatch(outcome);
-    const committed = committedEvents(judged, outcome);
-    if (committed) services.rollups.committedBatch(committed.batchId, committed.events);
-    else if (outcome.accepted.length > 0) services.rollups.wake();
+    if (outcome.accepted.length > 0) services.rollups.committedBatch(() => committedEvents(judged, outcome));
     sendReply(res, reply);
   };
 }
