@@ -84,4 +84,52 @@ describe(`Migrations at start (${testDialect})`, () => {
       await db.close();
     }
   });
+  it('007 gives each waiting batch the first and last time of its events, none when its events are gone', async () => {
+    const db = openDatabase(await freshDatabaseConfig());
+    try {
+      await migrate(db, '006_clustered_rollups');
+      const event = (id: string, ts: string, orgId = 'org_1') => ({
+        id,
+        org_id: orgId,
+        app_id: 'app_1',
+        worker_id: 'wrk_1',
+        integration_id: 'int_1',
+        kind: 'event' as const,
+        event_type: 'ticket.resolved',
+        ts,
+        request_id: 'req_1',
+        received_at: '2026-11-04T00:00:00.000Z',
+        batch_id: 'evt_a',
+      });
+      await db.kysely
+        .insertInto('events')
+        .values([
+          event('evt_a', '2026-11-02T10:00:00.000Z'),
+          event('evt_b', '2026-11-03T10:00:00.000Z'),
+          event('evt_c', '2026-11-01T10:00:00.000Z'),
+          // Another organization's event with an id the batch names is not the batch's.
+          event('evt_d', '2026-10-01T10:00:00.000Z', 'org_2'),
+        ])
+        .execute();
+      const batch = (id: string, eventIds: string[]) => ({
+        id,
+        org_id: 'org_1',
+        app_id: 'app_1',
+        event_ids: JSON.stringify(eventIds),
+        created_at: '2026-11-04T00:00:00.000Z',
+        applied_generation: null,
+      });
+      await db.kysely
+        .insertInto('rollup_outbox')
+        .values([batch('evt_a', ['evt_a', 'evt_b', 'evt_c', 'evt_d']), batch('evt_x', ['evt_x', 'evt_y'])])
+        .execute();
+      await migrate(db);
+      assert.deepEqual(await db.kysely.selectFrom('rollup_outbox').select(['id', 'first_ts', 'last_ts']).orderBy('id').execute(), [
+        { id: 'evt_a', first_ts: '2026-11-01T10:00:00.000Z', last_ts: '2026-11-03T10:00:00.000Z' },
+        { id: 'evt_x', first_ts: null, last_ts: null },
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
 });

@@ -6,7 +6,7 @@ import { changeAllowedEventTypes, createApp, issueKey, updateOrganization } from
 import { firstWholeDay, RetentionSweeper } from '../src/domain/retention';
 import { verifyRollups } from '../src/domain/rollup-verify';
 import { addParts, readState, readWorkerDays } from '../src/data/rollups';
-import { CommittedEvents, drainRollupOutbox, sumWaitingBatches } from '../src/domain/rollup-drain';
+import { CommittedEvents, drainRollupOutbox, sumWaitingBatches, type Drained } from '../src/domain/rollup-drain';
 import { RollupWorker } from '../src/domain/rollups';
 import { runWrite } from '../src/domain/writes';
 import { databaseUrlOf, silentLogger } from './support/fixtures';
@@ -496,9 +496,8 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     assert.deepEqual(body.items[0]?.total, { value: 50, count: 50 });
   });
 
-  it('an organization without statistics has its batches taken from the outbox without its events being read', async () => {
-    const w = await rollupWorld();
-    await w.send([{ timestamp: '2026-11-02T10:00:00Z' }, { timestamp: '2026-11-02T11:00:00Z' }]);
+  /** Drains the waiting batches as the rollups worker does, without the events this process kept; answers the statements run. */
+  async function drainRecorded(w: Awaited<ReturnType<typeof rollupWorld>>): Promise<{ drained: Drained; statements: string[] }> {
     const statements: string[] = [];
     const recorder: KyselyPlugin = {
       transformQuery: ({ node, queryId }) => {
@@ -511,10 +510,35 @@ describe('Daily rollups: workers, exactly once, leases', () => {
       w.db.dialect === 'postgres'
         ? await w.db.kysely.transaction().execute((trx) => drainRollupOutbox(trx.withPlugin(recorder), { claim: 10 }))
         : await runWrite(w.db, 'addSummedBatches', await sumWaitingBatches(w.db.kysely.withPlugin(recorder), 10));
-    assert.equal(drained.createdAt.length, 1, 'the batch left the outbox');
     assert.ok(statements.length > 0);
-    const readsEvents = statements.filter((text) => /\bfrom "?events"?(\s|$)/i.test(text));
-    assert.deepEqual(readsEvents, []);
+    return { drained, statements };
+  }
+
+  const readsEvents = (text: string) => /\bfrom "?events"?(\s|$)/i.test(text);
+
+  it('an organization without statistics has its batches taken from the outbox without its events being read', async () => {
+    const w = await rollupWorld();
+    await w.send([{ timestamp: '2026-11-02T10:00:00Z' }, { timestamp: '2026-11-02T11:00:00Z' }]);
+    const { drained, statements } = await drainRecorded(w);
+    assert.equal(drained.createdAt.length, 1, 'the batch left the outbox');
+    assert.deepEqual(statements.filter(readsEvents), []);
+  });
+
+  it("a drain reads its batches' events once, to sum them: the days they fall on are known from their outbox rows", async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('done')]);
+    await w.catchUp();
+    // Out of order: the batch's first and last events are not its earliest and latest.
+    await w.send([{ timestamp: '2026-11-02T10:00:00Z' }, { timestamp: '2026-11-03T10:00:00Z' }, { timestamp: '2026-11-01T10:00:00Z' }]);
+    const { drained, statements } = await drainRecorded(w);
+    assert.equal(drained.createdAt.length, 1, 'the batch was added');
+    assert.equal(statements.filter(readsEvents).length, 1, statements.join('\n'));
+    const body = await w.dailyNow({ from: '2026-11-01', to: '2026-11-03' });
+    assert.deepEqual(dayValues(body.items[0]), [
+      ['2026-11-01', 1, 1],
+      ['2026-11-02', 1, 1],
+      ['2026-11-03', 1, 1],
+    ]);
   });
 
   it('SQLite: the batches this process committed are summed as the request sent them, not read back', async function () {

@@ -10,6 +10,7 @@ import * as administration from './migrations/004_administration';
 import * as consoleRead from './migrations/003_console_read';
 import * as rollups from './migrations/005_rollups';
 import { clusteredRollups } from './migrations/006_clustered_rollups';
+import { outboxSpan } from './migrations/007_outbox_span';
 import type { Database } from './schema';
 import { withPreparedStatements } from './postgres';
 import { openSqlite, sqliteKysely } from './sqlite';
@@ -52,6 +53,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '003_console_read': consoleRead,
     '005_rollups': rollups,
     '006_clustered_rollups': clusteredRollups(dialect),
+    '007_outbox_span': outboxSpan(dialect),
   };
 }
 

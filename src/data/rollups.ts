@@ -38,7 +38,10 @@ export interface StoredEvent {
 const eventFields = ['id', 'batch_id', 'app_id', 'worker_id', 'ts', 'event_type', 'category', 'statistic_id', 'duration', 'pillar', 'metadata'] as const;
 
 /** Written in the ingest transaction: the batch waits here until the rollups worker adds it. */
-export async function insertOutbox(db: Executor, batch: { id: string; orgId: string; appId: string; eventIds: string[] }): Promise<void> {
+export async function insertOutbox(
+  db: Executor,
+  batch: { id: string; orgId: string; appId: string; eventIds: string[]; span: TimeSpan },
+): Promise<void> {
   await db
     .insertInto('rollup_outbox')
     .values({
@@ -46,6 +49,8 @@ export async function insertOutbox(db: Executor, batch: { id: string; orgId: str
       org_id: batch.orgId,
       app_id: batch.appId,
       event_ids: JSON.stringify(batch.eventIds),
+      first_ts: batch.span.first,
+      last_ts: batch.span.last,
       created_at: new Date().toISOString(),
       applied_generation: null,
     })
@@ -61,7 +66,19 @@ export async function insertOutbox(db: Executor, batch: { id: string; orgId: str
 export async function claimOutbox(db: Executor, dialect: Dialect, limit: number): Promise<OutboxBatch[]> {
   const query = db.selectFrom('rollup_outbox').selectAll().where('applied_generation', 'is', null).orderBy('id').limit(limit);
   const rows = await (dialect === 'postgres' ? query.forUpdate().skipLocked().execute() : query.execute());
-  return rows.map((row) => ({ id: row.id, orgId: row.org_id, createdAt: row.created_at, eventIds: stringList(row.event_ids) }));
+  return rows.map((row) => ({
+    id: row.id,
+    orgId: row.org_id,
+    createdAt: row.created_at,
+    eventIds: stringList(row.event_ids),
+    span: row.first_ts !== null && row.last_ts !== null ? { first: row.first_ts, last: row.last_ts } : undefined,
+  }));
+}
+
+/** The first and last of some events' timestamps (normalized: they compare as strings). */
+export interface TimeSpan {
+  first: string;
+  last: string;
 }
 
 /** A batch waiting in the outbox. */
@@ -70,6 +87,8 @@ export interface OutboxBatch {
   orgId: string;
   createdAt: string;
   eventIds: string[];
+  /** Undefined only for a batch that waited from before spans were kept and whose events are all gone. */
+  span: TimeSpan | undefined;
 }
 
 /** The ids of the organization's batches in the outbox, waiting or kept for a recompute's scan. */
@@ -249,14 +268,6 @@ function eventIdsOf(batches: OutboxBatches) {
   return sql`select jsonb_array_elements_text(o.event_ids::jsonb) from rollup_outbox o where o.id = any(${batches.ids}::text[])`;
 }
 
-/** PostgreSQL: the first and last timestamp of the batches' events; undefined when none is stored. */
-export async function batchesSpan(db: Executor, batches: OutboxBatches): Promise<{ first: string; last: string } | undefined> {
-  const result = await sql<{ first: string | null; last: string | null }>`
-    select min(e.ts) as first, max(e.ts) as last from events e where e.org_id = ${batches.orgId} and e.id in (${eventIdsOf(batches)})`.execute(db);
-  const row = result.rows[0];
-  return row?.first && row.last ? { first: row.first, last: row.last } : undefined;
-}
-
 // What sumInDatabase reads of an event.
 const summedColumns = sql.raw('e.id, e.ts, e.kind, e.batch_id, e.app_id, e.worker_id, e.event_type, e.category, e.statistic_id, e.duration, e.pillar, e.metadata');
 
@@ -288,7 +299,7 @@ export async function addChunkInDatabase(
 /**
  * PostgreSQL: adds the events of batches taken from the outbox to their
  * generation in one statement, as addChunkInDatabase adds a chunk; `days`
- * (daysSpanned over batchesSpan) puts each on its local day. Resolves with
+ * (daysSpanned over the batches' spans) puts each on its local day. Resolves with
  * how many events counted.
  */
 export async function addBatchesInDatabase(

@@ -213,6 +213,9 @@ export interface RollupOutboxTable {
   app_id: string;
   /** JSON array of the batch's event ids. */
   event_ids: string;
+  /** The batch's first and last event time; null only for a batch waiting before they were kept whose events are all gone. */
+  first_ts: string | null;
+  last_ts: string | null;
   created_at: string;
   /** Null while waiting; the generation being recomputed when applied during a recompute. */
   applied_generation: number | null;

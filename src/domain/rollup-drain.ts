@@ -5,7 +5,6 @@ import { timeZoneOf } from '../data/organizations';
 import {
   addBatchesInDatabase,
   addParts,
-  batchesSpan,
   claimOutbox,
   deleteOutbox,
   eventsByIds,
@@ -18,6 +17,7 @@ import {
   type OutboxBatch,
   type OutboxBatches,
   type StoredEvent,
+  type TimeSpan,
 } from '../data/rollups';
 import type { Database, Executor, RollupStateTable } from '../data/schema';
 import { inSavepoint } from '../data/transaction';
@@ -125,7 +125,7 @@ export const drainRollupOutbox: WriteJob<{ claim: number }, Drained> = async (tr
     const definitions = definitionsByApp(await manifestsOfOrg(trx, orgId));
     const ids = batches.map((b) => b.id);
     if (definesAny(definitions)) {
-      const inDatabase = await addInDatabase(trx, { orgId, generation, ids }, definitions, timeZone);
+      const inDatabase = await addInDatabase(trx, { orgId, generation, ids }, spanOf(batches), definitions, timeZone);
       if (inDatabase === 'unreadable') unreadable.push(orgId);
       if (inDatabase !== 'added') {
         const parts = await sumEvents(
@@ -142,6 +142,18 @@ export const drainRollupOutbox: WriteJob<{ claim: number }, Drained> = async (tr
   return { createdAt: rows.map((row) => row.createdAt), left: 0, unreadable };
 };
 
+/** The span of the batches' events, from their outbox rows; undefined when none has events left. */
+function spanOf(batches: OutboxBatch[]): TimeSpan | undefined {
+  let span: TimeSpan | undefined;
+  for (const { span: of } of batches) {
+    if (!of) continue;
+    if (!span) span = { ...of };
+    if (of.first < span.first) span.first = of.first;
+    if (of.last > span.last) span.last = of.last;
+  }
+  return span;
+}
+
 /**
  * PostgreSQL sums the batches' events itself, so that the service's thread,
  * busy with ingest, does not read and sum them. Otherwise the service must:
@@ -151,10 +163,10 @@ export const drainRollupOutbox: WriteJob<{ claim: number }, Drained> = async (tr
 async function addInDatabase(
   trx: Transaction<Database>,
   batches: OutboxBatches,
+  span: TimeSpan | undefined,
   definitions: Map<string, Definition[]>,
   timeZone: string,
 ): Promise<'added' | 'too many days' | 'unreadable'> {
-  const span = await batchesSpan(trx, batches);
   if (!span) return 'added';
   if (Date.parse(span.last) - Date.parse(span.first) > MAX_BATCH_SPAN_MS) return 'too many days';
   try {
