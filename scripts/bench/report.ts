@@ -72,7 +72,7 @@ export interface RollupFigures {
   withManifest: ServiceFigures;
   ingestRatio: number;
   /** From a batch's commit to its parts' (server histogram, p99 as its bucket's bound), and the backlog when the load stopped. */
-  delay: { p99UpToSeconds: number; batches: number; backlogAtEnd: { batches: number; oldestSeconds: number }; drainedSeconds: number };
+  delay: { p50UpToSeconds: number; p99UpToSeconds: number; batches: number; backlogAtEnd: { batches: number; oldestSeconds: number }; drainedSeconds: number };
   recompute: { eventsInTable: number; seconds: number; loadSeconds: number; during: HttpFigures; ingestRatio: number };
   reads: { name: string; requests: number; p50Ms: number; maxMs: number; series: number; dayCells: number; bytes: number }[];
 }
@@ -166,8 +166,8 @@ export function table(results: Results): string {
         },
       ],
       [
-        'rollups: delay p99 (s, bucket bound); backlog when the load stopped',
-        (d) => (r(d) ? `≤ ${r(d)?.delay.p99UpToSeconds}; ${r(d)?.delay.backlogAtEnd.batches} batches, oldest ${r(d)?.delay.backlogAtEnd.oldestSeconds} s` : '–'),
+        'rollups: delay p50 / p99 (s, bucket bounds); backlog when the load stopped',
+        (d) => (r(d) ? `≤ ${r(d)?.delay.p50UpToSeconds} / ≤ ${r(d)?.delay.p99UpToSeconds}; ${r(d)?.delay.backlogAtEnd.batches} batches, oldest ${r(d)?.delay.backlogAtEnd.oldestSeconds} s` : '–'),
       ],
       ['rollups: recompute over N events (s)', (d) => (r(d) ? `${r(d)?.recompute.seconds} (N=${fmt(r(d)?.recompute.eventsInTable)})` : '–')],
       ['rollups: ingest during the recompute, events/s (× without manifest)', (d) => (r(d) ? `${fmt(r(d)?.recompute.during.eventsPerSecond)} (${x(r(d)?.recompute.ingestRatio)})` : '–')],

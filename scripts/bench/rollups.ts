@@ -45,16 +45,16 @@ export async function putManifest(base: string, key: string, statistics: unknown
   if (res.status !== 200) throw new Error(`PUT statistics answered ${res.status}: ${await res.text()}`);
 }
 
-/** p99 of ingest_rollup_delay_seconds as the upper bound of its bucket (seconds), and how many batches it counts. */
-export async function rollupDelayP99(metricsPort: number): Promise<{ p99UpToSeconds: number; batches: number }> {
+/** p50 and p99 of ingest_rollup_delay_seconds as the upper bounds of their buckets (seconds), and how many batches it counts. */
+export async function rollupDelay(metricsPort: number): Promise<{ p50UpToSeconds: number; p99UpToSeconds: number; batches: number }> {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
   const buckets = [...text.matchAll(/^ingest_rollup_delay_seconds_bucket\{le="([^"]+)"\} (\d+)/gm)].map((m) => ({
     le: m[1] === '+Inf' ? Infinity : Number(m[1]),
     n: Number(m[2]),
   }));
   const count = buckets.at(-1)?.n ?? 0;
-  const bucket = buckets.find((b) => b.n >= 0.99 * count);
-  return { p99UpToSeconds: bucket?.le ?? 0, batches: count };
+  const upTo = (q: number) => buckets.find((b) => b.n >= q * count)?.le ?? 0;
+  return { p50UpToSeconds: upTo(0.5), p99UpToSeconds: upTo(0.99), batches: count };
 }
 
 /** Batches waiting in the outbox and the age of the oldest (seconds). */
