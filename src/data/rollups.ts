@@ -319,7 +319,7 @@ export async function addBatchesInDatabase(
  * The statement of addChunkInDatabase and addBatchesInDatabase: the events
  * `read` selects, of kind event and for which `counts` holds (over `r`),
  * added to `into.generation`. The rules are those of
- * src/domain/rollup-rules.ts (matches, partsOf, pillarOf), written in SQL;
+ * src/domain/rollup-rules.ts (matches, addPartsOf, pillarOf), written in SQL;
  * `days` puts each event on its local day, so that days come from the one
  * place the service computes them. Metadata is read as jsonb, whose numbers,
  * booleans, objects and last-key-wins are JSON.parse's for the text the

@@ -38,29 +38,33 @@ export function matches(definition: Definition, event: RollupEvent): boolean {
   );
 }
 
-/** The parts one matching event adds. */
-export function partsOf(definition: Definition, event: RollupEvent): RollupParts {
-  const parts = { count: 1, sum: 0, numerator: 0, denominator: 0 };
+/** Adds to `parts` what one matching event adds. */
+export function addPartsOf(parts: RollupParts, definition: Definition, event: RollupEvent): void {
+  parts.count += 1;
   switch (definition.aggregation) {
     case 'sumField': {
       const value = fieldOf(event.metadata, definition.valueField);
-      if (typeof value === 'number' && Number.isFinite(value)) parts.sum = value;
+      if (typeof value === 'number' && Number.isFinite(value)) parts.sum += value;
       break;
     }
     case 'durationMinutes':
-      parts.sum = event.duration ?? 0;
+      parts.sum += event.duration ?? 0;
       break;
     case 'ratio': {
       const value = fieldOf(event.metadata, definition.valueField);
-      if (typeof value === 'boolean') Object.assign(parts, { numerator: value ? 1 : 0, denominator: 1 });
-      else if (typeof value === 'number' && Number.isFinite(value)) Object.assign(parts, { numerator: value, denominator: 1 });
+      if (typeof value === 'boolean') {
+        parts.numerator += value ? 1 : 0;
+        parts.denominator += 1;
+      } else if (typeof value === 'number' && Number.isFinite(value)) {
+        parts.numerator += value;
+        parts.denominator += 1;
+      }
       break;
     }
     case 'count':
     case 'rate':
       break;
   }
-  return parts;
 }
 
 /** The pillar an event's parts count under in reports: its own, else its definition's. */
@@ -87,11 +91,19 @@ export function valueOf(aggregation: Aggregation, parts: RollupParts, days: numb
   }
 }
 
+// The keys of each dotted path read, split once: a valueField is read for every event summed.
+const pathKeys = new Map<string, string[]>();
+
 /** `metadata[path]`, where a dotted path walks into nested objects (own properties only). */
 function fieldOf(metadata: unknown, path: string | undefined): unknown {
   if (path === undefined) return undefined;
+  let keys = pathKeys.get(path);
+  if (!keys) {
+    keys = path.split('.');
+    pathKeys.set(path, keys);
+  }
   let value = metadata;
-  for (const key of path.split('.')) {
+  for (const key of keys) {
     if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, key)) return undefined;
     value = (value as Record<string, unknown>)[key];
   }
@@ -111,13 +123,6 @@ export function emptyParts(): RollupParts {
   return { count: 0, sum: 0, numerator: 0, denominator: 0 };
 }
 
-export function sumInto(into: RollupParts, parts: RollupParts): void {
-  into.count += parts.count;
-  into.sum += parts.sum;
-  into.numerator += parts.numerator;
-  into.denominator += parts.denominator;
-}
-
 /** One row of parts: a statistic's, for a worker, a day and a pillar. */
 export interface PartsCell extends RollupParts {
   statisticId: string;
@@ -128,29 +133,46 @@ export interface PartsCell extends RollupParts {
 
 /** Sums the parts of events into cells, per statistic, worker, day and pillar. */
 export class PartsAccumulator {
-  private readonly cells = new Map<string, PartsCell>();
+  // By statistic, then pillar, then day and worker: an event's day-and-worker key is made once for every
+  // definition it matches, and, reused, hashed once (a key per definition was most of what summing cost).
+  private readonly cells = new Map<string, Map<string, Map<string, PartsCell>>>();
 
   /** Adds `event` (of an app whose manifest is `definitions`) to every definition it matches. */
   add(definitions: Definition[], event: RollupEvent, timeZone: string): void {
     let day: string | undefined;
+    let dayAndWorker: string | undefined;
     for (const definition of definitions) {
       if (!matches(definition, event)) continue;
       day ??= localDate(Date.parse(event.ts), timeZone);
+      dayAndWorker ??= `${day}\u0000${event.workerId}`;
       const pillar = pillarOf(definition, event);
-      const key = `${definition.id}\u0000${day}\u0000${event.workerId}\u0000${pillar}`;
-      let cell = this.cells.get(key);
-      if (!cell) {
-        cell = { statisticId: definition.id, workerId: event.workerId, day, pillar, ...emptyParts() };
-        this.cells.set(key, cell);
-      }
-      sumInto(cell, partsOf(definition, event));
+      let ofStatistic = this.cells.get(definition.id);
+      if (!ofStatistic) this.cells.set(definition.id, (ofStatistic = new Map()));
+      let ofPillar = ofStatistic.get(pillar);
+      if (!ofPillar) ofStatistic.set(pillar, (ofPillar = new Map()));
+      let cell = ofPillar.get(dayAndWorker);
+      if (!cell)
+        ofPillar.set(dayAndWorker, (cell = { statisticId: definition.id, workerId: event.workerId, day, pillar, ...emptyParts() }));
+      addPartsOf(cell, definition, event);
     }
   }
 
-  /** The cells in key order: concurrent writers lock rows in the same order. */
+  /** The cells in key order (statistic, day, worker, pillar): concurrent writers lock rows in the same order. */
   take(): PartsCell[] {
-    return [...this.cells.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, cell]) => cell);
+    const cells: PartsCell[] = [];
+    for (const ofStatistic of this.cells.values())
+      for (const ofPillar of ofStatistic.values()) for (const cell of ofPillar.values()) cells.push(cell);
+    return cells.sort(byKey);
   }
+}
+
+function byKey(a: PartsCell, b: PartsCell): number {
+  return compare(a.statisticId, b.statisticId) || compare(a.day, b.day) || compare(a.workerId, b.workerId) || compare(a.pillar, b.pillar);
+}
+
+/** Code-unit order, as SQLite and PostgreSQL's "C" collation compare. */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**
