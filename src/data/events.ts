@@ -1,4 +1,5 @@
 import { sql, type Transaction } from 'kysely';
+import { jsonText } from '../contract/json-text';
 import type { Schema } from '../contract/types';
 import { eventColumns, type Database, type EventsTable } from './schema';
 import type { MetricEntry } from './snapshots';
@@ -61,7 +62,7 @@ function rowOf(entry: NewTimelineEntry, origin: EventOrigin, receivedAt: string,
     duration: event?.duration ?? null,
     pillar: event?.pillar ?? null,
     statistic_id: event?.statisticId ?? null,
-    metadata: jsonOrNull(entry.kind === 'event' ? entry.event.metadata : entry.snapshot.metadata),
+    metadata: textOrNull(entry.kind === 'event' ? entry.event.metadata : entry.snapshot.metadata),
     metrics: entry.kind === 'snapshot' ? JSON.stringify(entry.metrics) : null,
     request_id: origin.requestId,
     received_at: receivedAt,
@@ -70,8 +71,8 @@ function rowOf(entry: NewTimelineEntry, origin: EventOrigin, receivedAt: string,
   };
 }
 
-function jsonOrNull(value: unknown): string | null {
-  return value === undefined ? null : JSON.stringify(value);
+function textOrNull(value: object | undefined): string | null {
+  return value === undefined ? null : jsonText(value);
 }
 
 const insertOneRow = `insert into events (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`;
