@@ -359,7 +359,8 @@ async function sumInDatabase(
   const result = await sql<{ counted: string; ts: string | null; id: string | null }>`
     with ${read},
     counted as materialized (
-      select r.app_id, r.worker_id, r.ts, r.event_type, r.category, r.statistic_id, r.duration, r.pillar,
+      select r.app_id, r.worker_id, r.event_type, r.category, r.statistic_id, r.duration, r.pillar,
+             (${days.map((d) => d.day)}::text[])[width_bucket(r.ts collate "C", ${days.map((d) => d.start)}::text[])] as day,
              ${values.length > 0 ? sql`r.metadata::jsonb` : sql`null::jsonb`} as m
         from read r
        where r.kind = 'event' and ${events.counts}
@@ -367,7 +368,7 @@ async function sumInDatabase(
     defs (i, app_id, id, extractor, types, categories, pillar, aggregation) as (values ${sql.join(rows)}),
     matched as (
       select d.id as statistic_id, c.worker_id, coalesce(c.pillar, d.pillar) as pillar, d.aggregation, c.duration,
-             (${days.map((d) => d.day)}::text[])[width_bucket(c.ts collate "C", ${days.map((d) => d.start)}::text[])] as day,
+             c.day,
              ${values.length > 0 ? sql`case d.i ${sql.join(values, sql` `)} end` : sql`null::jsonb`} as v
         from counted c
         join defs d on d.app_id = c.app_id
