@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import { jsonText } from '../contract/json-text';
 import type { Schema } from '../contract/types';
 import type { EventOrigin } from './events';
 import { prepareOnEveryConnection } from './postgres';
@@ -136,6 +135,6 @@ function rowOf({ index, id, ts, event }: BatchEvent) {
     d: event.duration,
     pl: event.pillar,
     s: event.statisticId,
-    m: event.metadata === undefined ? undefined : jsonText(event.metadata),
+    m: event.metadata === undefined ? undefined : JSON.stringify(event.metadata),
   };
 }

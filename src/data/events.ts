@@ -1,5 +1,4 @@
 import { sql, type Transaction } from 'kysely';
-import { jsonText } from '../contract/json-text';
 import type { Schema } from '../contract/types';
 import { eventColumns, type Database, type EventsTable } from './schema';
 import type { MetricEntry } from './snapshots';
@@ -62,7 +61,7 @@ function rowOf(entry: NewTimelineEntry, origin: EventOrigin, receivedAt: string,
     duration: event?.duration ?? null,
     pillar: event?.pillar ?? null,
     statistic_id: event?.statisticId ?? null,
-    metadata: textOrNull(entry.kind === 'event' ? entry.event.metadata : entry.snapshot.metadata),
+    metadata: jsonOrNull(entry.kind === 'event' ? entry.event.metadata : entry.snapshot.metadata),
     metrics: entry.kind === 'snapshot' ? JSON.stringify(entry.metrics) : null,
     request_id: origin.requestId,
     received_at: receivedAt,
@@ -71,8 +70,8 @@ function rowOf(entry: NewTimelineEntry, origin: EventOrigin, receivedAt: string,
   };
 }
 
-function textOrNull(value: object | undefined): string | null {
-  return value === undefined ? null : jsonText(value);
+function jsonOrNull(value: unknown): string | null {
+  return value === undefined ? null : JSON.stringify(value);
 }
 
 const insertOneRow = `insert into events (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`;
