@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NPX := npx --no-install
 
-.PHONY: install build run generate lint format check-generated test bench bench-read bench-daily bench-profile bench-web soak clean
+.PHONY: install build run generate lint format check-generated test bench bench-read bench-daily bench-summing bench-profile bench-web soak clean
 
 # npm ci only when the lockfile changed since the last install.
 node_modules/.installed: package.json package-lock.json
@@ -60,6 +60,11 @@ bench-read: build
 # filled store, SQLite and PostgreSQL: p50/max against 200 ms. A few minutes. BENCH_PROFILE=1 profiles the server.
 bench-daily: build
 	node dist/scripts/bench/daily-read.js
+
+# The CPU the rollups spend summing one drain's events (60,000 of make bench's, 8 statistics) into cells,
+# as SQLite's HTTP thread does for every drain. Seconds.
+bench-summing: build
+	node dist/scripts/bench/summing.js
 
 # The web console's figures: first-page JavaScript gzipped, a 5,000-row day not loaded or rendered
 # whole, the timeline's first row with demo data. Chromium and about a minute.

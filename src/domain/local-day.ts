@@ -42,10 +42,21 @@ function offsetAt(ms: number, timeZone: string): number {
   return (sign === '-' ? -1 : 1) * ((Number(hours) * 60 + Number(minutes)) * MINUTE_MS + Number(seconds) * 1000);
 }
 
+// Dates by day number: the rollups ask for the date of every event they sum, and a batch's events share few days.
+const datesByDay = new Map<number, string>();
+const CACHED_DAYS = 100_000;
+
 /** The ISO date of a UTC instant (ms): `YYYY-MM-DD`, or `±YYYYYY-MM-DD` outside years 0000 to 9999. */
 function isoDate(ms: number): string {
-  const iso = new Date(ms).toISOString();
-  return iso.slice(0, iso.indexOf('T'));
+  const day = Math.floor(ms / DAY_MS);
+  let date = datesByDay.get(day);
+  if (date === undefined) {
+    if (datesByDay.size >= CACHED_DAYS) datesByDay.clear();
+    const iso = new Date(day * DAY_MS).toISOString();
+    date = iso.slice(0, iso.indexOf('T'));
+    datesByDay.set(day, date);
+  }
+  return date;
 }
 
 /** Days since 1970-01-01 of an ISO date: days compare as numbers, since expanded years do not sort as text. */
