@@ -1,19 +1,6 @@
 import assert from 'node:assert/strict';
-import type { Definition } from '../src/data/rollups';
 import { PartsAccumulator, type RollupEvent } from '../src/domain/rollup-rules';
-
-function definition(id: string, overrides: Partial<Definition> = {}): Definition {
-  return {
-    id,
-    label: id,
-    pillar: 'DELIVERY',
-    format: 'number',
-    aggregation: 'count',
-    sourceEventTypes: ['ticket.resolved'],
-    sourceEventCategories: ['TASK_UPDATE'],
-    ...overrides,
-  } as Definition;
-}
+import { storedDefinition } from './support/rollups';
 
 function event(workerId: string, ts: string, overrides: Partial<RollupEvent> = {}): RollupEvent {
   return {
@@ -32,9 +19,9 @@ function event(workerId: string, ts: string, overrides: Partial<RollupEvent> = {
 describe('PartsAccumulator', () => {
   it('sums each event into one cell per matching statistic, local day, worker and pillar, and gives the cells in key order', () => {
     const definitions = [
-      definition('app.z-points', { aggregation: 'sumField', valueField: 'a.points' }),
-      definition('app.a-done'),
-      definition('app.time', { aggregation: 'durationMinutes', sourceEventTypes: ['build.finished'] }),
+      storedDefinition('app', 'z-points', { aggregation: 'sumField', valueField: 'a.points' }),
+      storedDefinition('app', 'a-done'),
+      storedDefinition('app', 'time', { aggregation: 'durationMinutes', sourceEventTypes: ['build.finished'] }),
     ];
     const parts = new PartsAccumulator();
     // 23:30 UTC is the next day in Berlin.

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { sourceDocument } from '../../src/contract/document-source';
 import type { Schema } from '../../src/contract/types';
+import { ContractValidators } from '../../src/contract/validators';
 import { client } from './client';
 import { ingest } from './console-data';
 import { signIn } from './console';
@@ -22,6 +24,16 @@ export function definition(slug: string, name: string, overrides: Definition = {
     ...overrides,
   };
   return Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== undefined));
+}
+
+const validators = new ContractValidators(sourceDocument());
+const asStored = validators.typed('StoredStatisticDefinition');
+
+/** definition() as the service stores it: every default filled in, checked against the contract. */
+export function storedDefinition(slug: string, name: string, overrides: Definition = {}): Schema<'StoredStatisticDefinition'> {
+  const checked = asStored(validators.withDefaults('StatisticDefinition', definition(slug, name, overrides)));
+  if ('issue' in checked) throw new Error(`not a stored definition: ${checked.issue.path} ${checked.issue.message}`);
+  return checked.value;
 }
 
 /**
