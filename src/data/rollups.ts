@@ -37,20 +37,23 @@ export interface StoredEvent {
 
 const eventFields = ['id', 'batch_id', 'app_id', 'worker_id', 'ts', 'event_type', 'category', 'statistic_id', 'duration', 'pillar', 'metadata'] as const;
 
-/** Written in the ingest transaction: the batch waits here until the rollups worker adds it. */
-export async function insertOutbox(
-  db: Executor,
-  batch: { id: string; orgId: string; appId: string; eventIds: string[]; span: TimeSpan },
-): Promise<void> {
+/**
+ * Written in the ingest transaction with the batch's stored events: the batch
+ * waits here until the rollups worker adds it, known by its first event's id.
+ */
+export async function insertOutbox(db: Executor, batch: { orgId: string; appId: string; events: { id: string; ts: string }[] }): Promise<void> {
+  const [first] = batch.events;
+  const span = spanOf(batch.events.map((e) => e.ts));
+  if (!first || !span) return;
   await db
     .insertInto('rollup_outbox')
     .values({
-      id: batch.id,
+      id: first.id,
       org_id: batch.orgId,
       app_id: batch.appId,
-      event_ids: JSON.stringify(batch.eventIds),
-      first_ts: batch.span.first,
-      last_ts: batch.span.last,
+      event_ids: JSON.stringify(batch.events.map((e) => e.id)),
+      first_ts: span.first,
+      last_ts: span.last,
       created_at: new Date().toISOString(),
       applied_generation: null,
     })
@@ -79,6 +82,17 @@ export async function claimOutbox(db: Executor, dialect: Dialect, limit: number)
 export interface TimeSpan {
   first: string;
   last: string;
+}
+
+/** The first and last of `times`; undefined when there are none. */
+export function spanOf(times: string[]): TimeSpan | undefined {
+  let span: TimeSpan | undefined;
+  for (const ts of times) {
+    if (!span) span = { first: ts, last: ts };
+    else if (ts < span.first) span.first = ts;
+    else if (ts > span.last) span.last = ts;
+  }
+  return span;
 }
 
 /** A batch waiting in the outbox. */

@@ -5,7 +5,7 @@ import type { Db } from '../data/db';
 import { storeBatchInOneStatement } from '../data/event-batch';
 import { insertEvents, type NewTimelineEntry } from '../data/events';
 import { withNewIds } from '../data/ids';
-import { insertOutbox, type TimeSpan } from '../data/rollups';
+import { insertOutbox } from '../data/rollups';
 import type { Database, Executor } from '../data/schema';
 import { retryingConflicts } from '../data/transaction';
 import { ingestRules, monthOf, reserveEvents, type IngestRules } from '../data/usage';
@@ -110,30 +110,10 @@ export async function storeBatch(trx: Transaction<Database>, judged: JudgedBatch
     event,
   }));
   await insertEvents(trx, ctx, entries);
-  // The rollups worker adds the batch once it is committed (src/domain/rollups.ts); it is known by its first event's id.
-  const [first] = split.stored;
-  if (first) {
-    const eventIds = split.stored.map((c) => c.id);
-    await insertOutbox(trx, {
-      id: first.id,
-      orgId: ctx.principal.orgId,
-      appId: ctx.principal.appId,
-      eventIds,
-      span: spanOf(split.stored, first),
-    });
-  }
+  // The rollups worker adds the batch once it is committed (src/domain/rollups.ts).
+  await insertOutbox(trx, { orgId: ctx.principal.orgId, appId: ctx.principal.appId, events: split.stored });
   if (quota === null) await reserveEvents(trx, ctx.principal.orgId, month, split.stored.length, null);
   return { ...outcomeOf(split), workerIds: resolved.map(({ worker }) => worker.id) };
-}
-
-/** The first and last time of a batch's stored events, `first` among them. */
-function spanOf(stored: Candidate[], first: Candidate): TimeSpan {
-  const span = { first: first.ts, last: first.ts };
-  for (const { ts } of stored) {
-    if (ts < span.first) span.first = ts;
-    if (ts > span.last) span.last = ts;
-  }
-  return span;
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   type Definition,
   type OutboxBatch,
   type OutboxBatches,
+  spanOf,
   type StoredEvent,
   type TimeSpan,
 } from '../data/rollups';
@@ -125,7 +126,13 @@ export const drainRollupOutbox: WriteJob<{ claim: number }, Drained> = async (tr
     const definitions = definitionsByApp(await manifestsOfOrg(trx, orgId));
     const ids = batches.map((b) => b.id);
     if (definesAny(definitions)) {
-      const inDatabase = await addInDatabase(trx, { orgId, generation, ids }, spanOf(batches), definitions, timeZone);
+      const inDatabase = await addInDatabase(
+        trx,
+        { orgId, generation, ids },
+        spanOf(batches.flatMap(({ span }) => (span ? [span.first, span.last] : []))),
+        definitions,
+        timeZone,
+      );
       if (inDatabase === 'unreadable') unreadable.push(orgId);
       if (inDatabase !== 'added') {
         const parts = await sumEvents(
@@ -141,18 +148,6 @@ export const drainRollupOutbox: WriteJob<{ claim: number }, Drained> = async (tr
   }
   return { createdAt: rows.map((row) => row.createdAt), left: 0, unreadable };
 };
-
-/** The span of the batches' events, from their outbox rows; undefined when none has events left. */
-function spanOf(batches: OutboxBatch[]): TimeSpan | undefined {
-  let span: TimeSpan | undefined;
-  for (const { span: of } of batches) {
-    if (!of) continue;
-    if (!span) span = { ...of };
-    if (of.first < span.first) span.first = of.first;
-    if (of.last > span.last) span.last = of.last;
-  }
-  return span;
-}
 
 /**
  * PostgreSQL sums the batches' events itself, so that the service's thread,
