@@ -5,7 +5,7 @@ import { runIngestctl } from '../src/cli/ingestctl';
 import { changeAllowedEventTypes, createApp, issueKey, updateOrganization } from '../src/domain/administration';
 import { firstWholeDay, RetentionSweeper } from '../src/domain/retention';
 import { verifyRollups } from '../src/domain/rollup-verify';
-import { addParts, readState, readWorkerDays } from '../src/data/rollups';
+import { addParts, deleteRollupsBefore, readState, readWorkerDays } from '../src/data/rollups';
 import { CommittedEvents, drainRollupOutbox, sumWaitingBatches, type Drained } from '../src/domain/rollup-drain';
 import { RollupWorker } from '../src/domain/rollups';
 import { runWrite } from '../src/domain/writes';
@@ -817,6 +817,73 @@ describe('Daily rollups: reading', () => {
         [0, 0.75, 0],
         [0, 6, 0],
       ],
+    );
+  });
+
+  it("a read of every worker takes a closed day's list while the day's count is the list's, else the day's rows; lists go with their days", async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('a', { aggregation: 'sumField', valueField: 'n' })]);
+    await w.catchUp();
+    const state = await readState(w.db.kysely, w.tenant.orgId);
+    assert.ok(state);
+    const a = `${w.tenant.slug}.a`;
+    const row = (workerId: string, day: string, count: number) => ({
+      statisticId: a,
+      workerId,
+      day,
+      pillar: 'DELIVERY',
+      count,
+      sum: count * 10,
+      numerator: 0,
+      denominator: 0,
+    });
+    const add = (rows: ReturnType<typeof row>[]) => w.db.transaction((trx) => addParts(trx, w.tenant.orgId, state.generation, rows));
+    await add([row('w1', '2026-11-01', 1), row('w2', '2026-11-01', 2), row('w1', '2026-11-02', 3)]);
+    assert.equal(await w.services.rollups.listOnce(), 2);
+    assert.equal(await w.services.rollups.listOnce(), 0, 'a list that holds is not made again');
+    // The databases write a double each its own way (10 or 10.0): compared as numbers.
+    const lists = async () =>
+      (await w.db.kysely.selectFrom('rollup_day_lists').select(['day', 'parts', 'stamp', 'workers']).orderBy('day').execute()).map((l) => ({
+        ...l,
+        workers: l.workers.split(' ').map((t) => (t.startsWith('w') ? t : Number(t))),
+      }));
+    assert.deepEqual(
+      (await lists()).map((l) => [l.day, l.parts, Number(l.stamp), l.workers]),
+      [
+        ['2026-11-01', 'count,sum', 3, ['w1', 1, 10, 'w2', 2, 20]],
+        ['2026-11-02', 'count,sum', 3, ['w1', 3, 30]],
+      ],
+    );
+    // Told apart from the rows it was made of: the read answers what the list says.
+    await w.db.kysely.updateTable('rollup_day_lists').set({ workers: 'w9 7 70' }).where('day', '=', '2026-11-01').execute();
+    const read = async (parts: ('count' | 'sum')[] = ['count', 'sum']) => {
+      const days = ['2026-11-01', '2026-11-02'];
+      const byWorker = await readWorkerDays(w.db.kysely, {
+        orgId: w.tenant.orgId,
+        generation: state.generation,
+        statisticId: a,
+        days,
+        parts,
+      });
+      return Object.fromEntries([...byWorker].map(([id, p]) => [id, [...p.count, ...(parts.includes('sum') ? p.sum : [])]]));
+    };
+    assert.deepEqual(await read(), { w9: [7, 0, 70, 0], w1: [0, 3, 0, 30] });
+    assert.deepEqual(await read(['count']), { w1: [1, 3], w2: [2, 0] }, 'a list of other parts is not taken');
+    await add([row('w1', '2026-11-01', 1)]);
+    assert.deepEqual(await read(), { w1: [2, 3, 20, 30], w2: [2, 0, 20, 0] }, 'a part added since: the rows answer');
+    await w.services.rollups.listOnce();
+    assert.deepEqual(
+      (await lists()).map((l) => [l.day, Number(l.stamp), l.workers]),
+      [
+        ['2026-11-01', 4, ['w1', 2, 20, 'w2', 2, 20]],
+        ['2026-11-02', 3, ['w1', 3, 30]],
+      ],
+    );
+    assert.deepEqual(await read(), { w1: [2, 3, 20, 30], w2: [2, 0, 20, 0] });
+    await deleteRollupsBefore(w.db.kysely, w.tenant.orgId, '2026-11-02');
+    assert.deepEqual(
+      (await lists()).map((l) => l.day),
+      ['2026-11-02'],
     );
   });
 

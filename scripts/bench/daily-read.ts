@@ -21,7 +21,7 @@ import { projectRoot } from '../../src/paths';
 import { formatProfile, summarizeProfile } from './profile';
 import { ensureWorkers } from './raw';
 import type { Kind } from './report';
-import { benchManifest, lastDays, ownerSession, putManifest, recomputeDone, slugOf, timeRead, type ReadFigures } from './rollups';
+import { benchManifest, lastDays, listsSettled, ownerSession, putManifest, recomputeDone, slugOf, timeRead, type ReadFigures } from './rollups';
 import { startBuiltServer } from './server-process';
 import { benchPostgresUrl, databasesEnv, freshTarget, numberEnv, postgresReachable, setUp, type Setup, type Target } from './targets';
 
@@ -104,6 +104,7 @@ async function measure(kind: Kind): Promise<DatabaseRun> {
         manifest.map((d) => ({ id: String(d.id), pillar: String(d.pillar) })),
       );
       log(`${kind}: ${rows.toLocaleString('en')} rollup rows (${manifest.length} statistics × ${settings.workers} workers × ${settings.days} days) in ${((performance.now() - filling) / 1000).toFixed(1)} s`);
+      log(`${kind}: the closed days listed by the service ${(await listsSettled(target, 300)).toFixed(1)} s after the fill`);
       const cookie = await ownerSession(target, setup, base);
       const range = lastDays(30);
       const ids = manifest.map((d) => `statisticId=${String(d.id)}`).join('&');

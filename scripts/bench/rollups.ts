@@ -3,6 +3,7 @@
 // from the server's /metrics, the outbox backlog and the recompute's end read
 // from the database, and timed reads of /statistics/daily.
 import { openDatabase } from '../../src/data/db';
+import { unlistedDays } from '../../src/data/rollups';
 import { setPassword } from '../../src/domain/sessions';
 import type { Setup, Target } from './targets';
 import { eventKinds } from './workload';
@@ -83,6 +84,26 @@ export async function recomputeDone(target: Target, orgId: string, timeoutSecond
       if ((performance.now() - started) / 1000 > timeoutSeconds) throw new Error(`the recompute did not end within ${timeoutSeconds} s`);
       await new Promise((r) => setTimeout(r, 250));
     }
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * Until the service has listed every closed day of the store's answering generation
+ * (src/data/migrations/008_day_lists.ts), as it does in the background once days are
+ * filled or recomputed: the reads are then of a settled store. Answers the seconds it took.
+ */
+export async function listsSettled(target: Target, timeoutSeconds: number): Promise<number> {
+  const started = performance.now();
+  const db = openDatabase(target.config);
+  try {
+    const before = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
+    while ((await unlistedDays(db.kysely, before, 1)).length > 0) {
+      if ((performance.now() - started) / 1000 > timeoutSeconds) throw new Error(`the closed days were not listed within ${timeoutSeconds} s`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    return (performance.now() - started) / 1000;
   } finally {
     await db.close();
   }

@@ -52,7 +52,7 @@ import {
   type RollupFigures,
   type ServiceFigures,
 } from './report';
-import { backlog, benchManifest, lastDays, ownerSession, putManifest, recomputeDone, rollupDelay, slugOf, timeRead } from './rollups';
+import { backlog, benchManifest, lastDays, listsSettled, ownerSession, putManifest, recomputeDone, rollupDelay, slugOf, timeRead } from './rollups';
 import { rawPostgres, rawSqlite, type RawResult, type RawScope } from './raw';
 import {
   benchPostgresUrl,
@@ -483,6 +483,7 @@ async function measureRollups(kind: Kind, templates: RowTemplate[][]): Promise<R
       await done;
       const recomputeSeconds = Math.round((performance.now() - started) / 100) / 10;
       log(`rollups ${kind}: recompute done in ${recomputeSeconds} s; ingest meanwhile ${during.eventsPerSecond} events/s`);
+      log(`rollups ${kind}: the closed days listed by the service ${(await listsSettled(target, 600)).toFixed(1)} s after the recompute`);
       const cookie = await ownerSession(target, setup, base);
       const range = lastDays(30);
       const ids = benchManifest(slug, '').map((d) => `statisticId=${String(d.id)}`).join('&');

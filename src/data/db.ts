@@ -11,6 +11,7 @@ import * as consoleRead from './migrations/003_console_read';
 import * as rollups from './migrations/005_rollups';
 import { clusteredRollups } from './migrations/006_clustered_rollups';
 import { outboxSpan } from './migrations/007_outbox_span';
+import { dayLists } from './migrations/008_day_lists';
 import type { Database } from './schema';
 import { withPreparedStatements } from './postgres';
 import { openSqlite, sqliteKysely } from './sqlite';
@@ -54,6 +55,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '005_rollups': rollups,
     '006_clustered_rollups': clusteredRollups(dialect),
     '007_outbox_span': outboxSpan(dialect),
+    '008_day_lists': dayLists(dialect),
   };
 }
 

@@ -595,7 +595,7 @@ export async function staleCells(
 
 export async function deleteCells(db: Executor, orgId: string, cells: { generation: number; statistic_id: string; day: string }[]): Promise<void> {
   for (const cell of cells) {
-    for (const table of ['rollup_days', 'rollup_org_days'] as const) {
+    for (const table of ['rollup_days', 'rollup_org_days', 'rollup_day_lists'] as const) {
       await db
         .deleteFrom(table)
         .where('org_id', '=', orgId)
@@ -725,10 +725,9 @@ export async function readWorkerDays(
   const [from, to] = [q.days[0], q.days.at(-1)];
   const parts = new DailyPartsByKey(q.days);
   if (from === undefined || to === undefined) return parts.byKey();
-  const fields = [sql.ref('worker_id'), ...q.parts.map((part) => sql.ref(part))];
   let query = db
     .selectFrom('rollup_days')
-    .select(['day', sql<string>`string_agg(${sql.join(fields, sql` || ' ' || `)}, ' ')`.as('workers')])
+    .select(['day', joinedRows(q.parts).as('workers')])
     .where('org_id', '=', q.orgId)
     .where('generation', '=', q.generation)
     .where('statistic_id', '=', q.statisticId)
@@ -740,13 +739,14 @@ export async function readWorkerDays(
     if (q.workerIds.length === 0) return parts.byKey();
     query = query.where('worker_id', 'in', q.workerIds);
   }
-  const stride = fields.length;
+  const rows = q.workerId === undefined && q.workerIds === undefined ? await listedDays(db, { ...q, from, to }) : await query.execute();
+  const stride = 1 + q.parts.length;
   const offsets = q.parts.map((part) => parts.offsetOf(part));
   // A day lists its workers in the order of the day before, mostly: each worker is looked for
   // there first (where the day before left off, or one further for a worker missing today),
   // by key only when not found, which halves the cost of reading a cell.
   let before: { key: string; parts: Float64Array }[] = [];
-  for (const row of await query.execute()) {
+  for (const row of rows) {
     const d = parts.indexOf(row.day);
     if (d === undefined) continue;
     const values = row.workers.split(' ');
@@ -766,6 +766,84 @@ export async function readWorkerDays(
     before = listed;
   }
   return parts.byKey();
+}
+
+/** A day's rows joined into one text: each row's worker id, then its `parts`, separated by spaces. */
+function joinedRows(parts: readonly (keyof RollupParts)[]) {
+  const fields = [sql.ref('worker_id'), ...parts.map((part) => sql.ref(part))];
+  return sql<string>`string_agg(${sql.join(fields, sql` || ' ' || `)}, ' ')`;
+}
+
+/** A day of one statistic in one generation. */
+export interface StatisticDay {
+  orgId: string;
+  generation: number;
+  statisticId: string;
+  day: string;
+}
+
+/**
+ * Every worker's rows of each day from `from` to `to` that has any, joined
+ * (joinedRows): a day's list when it holds (the same parts, made at the day's
+ * count), else its rows joined now.
+ */
+async function listedDays(
+  db: Executor,
+  q: { orgId: string; generation: number; statisticId: string; from: string; to: string; parts: readonly (keyof RollupParts)[] },
+): Promise<{ day: string; workers: string }[]> {
+  const same = (table: 'l' | 'r') => sql`${sql.ref(`${table}.org_id`)} = d.org_id and ${sql.ref(`${table}.generation`)} = d.generation
+    and ${sql.ref(`${table}.statistic_id`)} = d.statistic_id and ${sql.ref(`${table}.day`)} = d.day`;
+  const { rows } = await sql<{ day: string; workers: string }>`
+    select d.day, coalesce(
+      (select l.workers from rollup_day_lists l where ${same('l')} and l.stamp = d.stamp and l.parts = ${q.parts.join(',')}),
+      (select ${joinedRows(q.parts)} from rollup_days r where ${same('r')})
+    ) as workers
+    from (
+      select org_id, generation, statistic_id, day, sum(count) as stamp from rollup_org_days
+      where org_id = ${q.orgId} and generation = ${q.generation} and statistic_id = ${q.statisticId} and day >= ${q.from} and day <= ${q.to}
+      group by org_id, generation, statistic_id, day
+    ) d
+    order by d.day`.execute(db);
+  return rows;
+}
+
+/**
+ * Days before `before` of each organization's answering generation whose list is missing or no longer holds, up to
+ * `limit`. A generation under recompute is left until it answers: its days change until the scan is past them.
+ */
+export async function unlistedDays(db: Executor, before: string, limit: number): Promise<StatisticDay[]> {
+  const { rows } = await sql<{ org_id: string; generation: number; statistic_id: string; day: string }>`
+    select d.org_id, d.generation, d.statistic_id, d.day
+    from (
+      select o.org_id, o.generation, o.statistic_id, o.day, sum(o.count) as stamp from rollup_org_days o
+      join rollup_state s on s.org_id = o.org_id and s.generation = o.generation
+      where o.day < ${before}
+      group by o.org_id, o.generation, o.statistic_id, o.day
+    ) d
+    where not exists (
+      select 1 from rollup_day_lists l
+      where l.org_id = d.org_id and l.generation = d.generation and l.statistic_id = d.statistic_id and l.day = d.day and l.stamp = d.stamp
+    )
+    limit ${limit}`.execute(db);
+  return rows.map((r) => ({ orgId: r.org_id, generation: r.generation, statisticId: r.statistic_id, day: r.day }));
+}
+
+/**
+ * Lists the day's rows with the day's count, both as one statement sees them.
+ * On PostgreSQL the day's count rows are also locked (shared) until commit:
+ * a deletion of the day (retention) then either waits and deletes the list
+ * after it, or went first and leaves nothing to list, so that no list
+ * outlives its day to match a count the day reaches again.
+ */
+export async function listDay(db: Executor, dialect: Dialect, key: StatisticDay, parts: readonly (keyof RollupParts)[]): Promise<void> {
+  const of = (table: 'rollup_org_days' | 'rollup_days') => sql`${sql.table(table)} where org_id = ${key.orgId} and generation = ${key.generation}
+    and statistic_id = ${key.statisticId} and day = ${key.day}`;
+  await sql`
+    insert into rollup_day_lists (org_id, generation, statistic_id, day, parts, stamp, workers)
+    select ${key.orgId}, ${key.generation}, ${key.statisticId}, ${key.day}, ${parts.join(',')},
+      (select sum(count) from ${of('rollup_org_days')}), (select ${joinedRows(parts)} from ${of('rollup_days')})
+    where exists (select 1 from ${of('rollup_org_days')}${dialect === 'postgres' ? sql` for share` : sql``})
+    on conflict (org_id, generation, statistic_id, day) do update set parts = excluded.parts, stamp = excluded.stamp, workers = excluded.workers`.execute(db);
 }
 
 /** A statistic's parts summed per pillar over a range of days. */
@@ -850,7 +928,7 @@ export async function deleteRollupsBefore(db: Executor, orgId: string, day: stri
     .execute();
   let deleted = 0;
   for (const { generation, statistic_id } of series) {
-    for (const table of ['rollup_days', 'rollup_org_days'] as const) {
+    for (const table of ['rollup_days', 'rollup_org_days', 'rollup_day_lists'] as const) {
       const result = await db
         .deleteFrom(table)
         .where('org_id', '=', orgId)
@@ -858,7 +936,8 @@ export async function deleteRollupsBefore(db: Executor, orgId: string, day: stri
         .where('statistic_id', '=', statistic_id)
         .where('day', '<', day)
         .executeTakeFirst();
-      deleted += Number(result.numDeletedRows);
+      // A list is the day's rows again, not more of them.
+      if (table !== 'rollup_day_lists') deleted += Number(result.numDeletedRows);
     }
   }
   return deleted;

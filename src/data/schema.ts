@@ -260,6 +260,20 @@ export interface RollupDaysTable extends RollupParts {
 
 export type RollupOrgDaysTable = Omit<RollupDaysTable, 'worker_id'>;
 
+/** A closed day's rows of one statistic joined into one text (migration 008). */
+export interface RollupDayListsTable {
+  org_id: string;
+  generation: number;
+  statistic_id: string;
+  day: string;
+  /** The parts listed after each worker id, comma-separated in order (`count,sum`). */
+  parts: string;
+  /** The organization's count of the day when the list was made: the list holds while it is the day's. */
+  stamp: number | string;
+  /** Per row of the day, in key order: its worker id, then the parts, separated by spaces. */
+  workers: string;
+}
+
 /** Service-wide values shared by every instance (the cursor-signing secret). */
 export interface SettingsTable {
   name: string;
@@ -288,6 +302,7 @@ export interface Database {
   rollup_state: RollupStateTable;
   rollup_days: RollupDaysTable;
   rollup_org_days: RollupOrgDaysTable;
+  rollup_day_lists: RollupDayListsTable;
 }
 
 /** The database or a transaction on it: data-layer functions accept either. */

@@ -8,6 +8,7 @@ import {
   deleteAppliedOutbox,
   deleteCells,
   firstEventAfter,
+  listDay,
   manifestsOfOrg,
   readChunk,
   readState,
@@ -15,6 +16,7 @@ import {
   staleCells,
   stateFor,
   takeLease,
+  unlistedDays,
   updateState,
   type EventKey,
 } from '../data/rollups';
@@ -22,7 +24,7 @@ import type { Executor } from '../data/schema';
 import { metrics } from '../metrics';
 import { daysSpanned } from './local-day';
 import { addStoredEvents, CommittedEvents, definitionsByApp, sumWaitingBatches, type AppEvent, type Drained } from './rollup-drain';
-import { PartsAccumulator } from './rollup-rules';
+import { partsOfAggregation, PartsAccumulator, type Aggregation } from './rollup-rules';
 import { runWrite } from './writes';
 
 // The rollups are caught up from committed batches by a background worker:
@@ -45,6 +47,13 @@ export async function startRecompute(trx: Executor, orgId: string, timeZone: str
   await stateFor(trx, orgId);
   await beginGeneration(trx, orgId, timeZone, answering, new Date().toISOString());
 }
+
+// Days are listed (src/data/migrations/008_day_lists.ts) once they ended in every zone: rows rarely come to them then.
+const LIST_AFTER_MS = 2 * 86_400_000;
+// Lists made per step, each in its own short transaction; a look that found none waits this long before the next.
+const LISTS_PER_STEP = 20;
+const LIST_LOOK_EVERY_MS = 10_000;
+const ALL_PARTS = ['count', 'sum', 'numerator', 'denominator'] as const;
 
 // A chunk ends within this span of its first event: the days PostgreSQL is given for it stay few.
 const CHUNK_SPAN_MS = 8 * 86_400_000;
@@ -82,6 +91,7 @@ export class RollupWorker {
   private stop: (() => void) | undefined;
   private woken = false;
   private readonly committed: CommittedEvents;
+  private nextListLookAt = 0;
 
   constructor(
     private readonly db: Db,
@@ -136,11 +146,13 @@ export class RollupWorker {
     await this.loop;
   }
 
-  /** Until nothing is left to do: every committed batch added, every open recompute done (tests, verify). */
+  /** Until nothing is left to do: every committed batch added, every open recompute done, every closed day listed (tests, verify). */
   async catchUp(): Promise<void> {
     for (;;) {
       while ((await this.drainOnce()) > 0);
-      if (!(await this.recomputeOnce())) return;
+      if (await this.recomputeOnce()) continue;
+      while ((await this.listOnce()) > 0);
+      return;
     }
   }
 
@@ -161,6 +173,10 @@ export class RollupWorker {
           // A recompute takes at most 1 / (1 + restFactor) of the time: ingest goes on meanwhile.
           await this.sleep((performance.now() - started) * this.restFactor, false);
           continue;
+        }
+        if (performance.now() >= this.nextListLookAt) {
+          if ((await this.listOnce()) > 0) continue;
+          this.nextListLookAt = performance.now() + LIST_LOOK_EVERY_MS;
         }
         if (drained) {
           // Batches committed meanwhile are added together: fewer, larger upserts.
@@ -218,6 +234,27 @@ export class RollupWorker {
     // Added, or left for the next drain, which then reads them from the database.
     this.committed.forget(summed.flatMap((s) => s.batches.map((b) => b.id)));
     return drained;
+  }
+
+  /**
+   * Lists a few closed days whose list is missing or no longer holds, each
+   * with the parts its statistic's answers read (all four for a statistic no
+   * manifest has); resolves with how many.
+   */
+  async listOnce(): Promise<number> {
+    const before = new Date(Date.now() - LIST_AFTER_MS).toISOString().slice(0, 10);
+    const days = await unlistedDays(this.db.kysely, before, LISTS_PER_STEP);
+    const aggregations = new Map<string, Map<string, Aggregation>>();
+    for (const day of days) {
+      let ofOrg = aggregations.get(day.orgId);
+      if (!ofOrg) {
+        const definitions = (await manifestsOfOrg(this.db.kysely, day.orgId)).flatMap((m) => m.definitions);
+        aggregations.set(day.orgId, (ofOrg = new Map(definitions.map((d) => [d.id, d.aggregation]))));
+      }
+      const aggregation = ofOrg.get(day.statisticId);
+      await this.db.transaction((trx) => listDay(trx, this.db.dialect, day, aggregation ? partsOfAggregation[aggregation] : ALL_PARTS));
+    }
+    return days.length;
   }
 
   /** One chunk of one open recompute whose lease this worker holds or can take; false when there was none. */
