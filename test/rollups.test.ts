@@ -839,11 +839,19 @@ describe('Daily rollups: reading', () => {
     });
     const add = (rows: ReturnType<typeof row>[]) => w.db.transaction((trx) => addParts(trx, w.tenant.orgId, state.generation, rows));
     await add([row('w1', '2026-11-01', 1), row('w2', '2026-11-01', 2), row('w1', '2026-11-02', 3)]);
-    assert.equal(await w.services.rollups.listOnce(), 2);
+    // Other tests' organizations share the database: every closed day is listed, then this one's are looked at.
+    while ((await w.services.rollups.listOnce()) > 0);
     assert.equal(await w.services.rollups.listOnce(), 0, 'a list that holds is not made again');
     // The databases write a double each its own way (10 or 10.0): compared as numbers.
     const lists = async () =>
-      (await w.db.kysely.selectFrom('rollup_day_lists').select(['day', 'parts', 'stamp', 'workers']).orderBy('day').execute()).map((l) => ({
+      (
+        await w.db.kysely
+          .selectFrom('rollup_day_lists')
+          .select(['day', 'parts', 'stamp', 'workers'])
+          .where('org_id', '=', w.tenant.orgId)
+          .orderBy('day')
+          .execute()
+      ).map((l) => ({
         ...l,
         workers: l.workers.split(' ').map((t) => (t.startsWith('w') ? t : Number(t))),
       }));
@@ -871,7 +879,7 @@ describe('Daily rollups: reading', () => {
     assert.deepEqual(await read(['count']), { w1: [1, 3], w2: [2, 0] }, 'a list of other parts is not taken');
     await add([row('w1', '2026-11-01', 1)]);
     assert.deepEqual(await read(), { w1: [2, 3, 20, 30], w2: [2, 0, 20, 0] }, 'a part added since: the rows answer');
-    await w.services.rollups.listOnce();
+    while ((await w.services.rollups.listOnce()) > 0);
     assert.deepEqual(
       (await lists()).map((l) => [l.day, Number(l.stamp), l.workers]),
       [
