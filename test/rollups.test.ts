@@ -484,6 +484,18 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     assert.deepEqual(body.items[0]?.total, { value: 1, count: 1 });
   });
 
+  it('the running worker lists the closed days itself, one step after another while nothing else is waiting', async () => {
+    const w = await rollupWorld({ rollups: { pollMs: 600_000 } });
+    await w.putManifest([w.def('done')]);
+    // 25 closed days: more than one step lists.
+    await w.send(Array.from({ length: 25 }, (_, i) => ({ timestamp: `2026-10-${String(i + 1).padStart(2, '0')}T10:00:00Z` })));
+    while ((await w.services.rollups.drainOnce()) > 0);
+    w.services.rollups.start();
+    const listed = () => w.db.kysely.selectFrom('rollup_day_lists').select('day').where('org_id', '=', w.tenant.orgId).execute();
+    const days = await eventually(listed, (rows) => rows.length === 25);
+    assert.equal(days.length, 25, 'every closed day listed, no ten-minute poll between two steps');
+  });
+
   it('each batch counts once when two workers drain the outbox at the same time', async () => {
     const w = await rollupWorld();
     await w.putManifest([w.def('done')]);

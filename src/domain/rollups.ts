@@ -50,7 +50,7 @@ export async function startRecompute(trx: Executor, orgId: string, timeZone: str
 
 // Days are listed (src/data/migrations/008_day_lists.ts) once they ended in every zone: rows rarely come to them then.
 const LIST_AFTER_MS = 2 * 86_400_000;
-// Lists made per step, each in its own short transaction; a look that found none waits this long before the next.
+// Lists made per step, each in its own short transaction; a look that found none, or came between drains, waits this long before the next.
 const LISTS_PER_STEP = 20;
 const LIST_LOOK_EVERY_MS = 10_000;
 const ALL_PARTS = ['count', 'sum', 'numerator', 'denominator'] as const;
@@ -175,7 +175,9 @@ export class RollupWorker {
           continue;
         }
         if (performance.now() >= this.nextListLookAt) {
-          if ((await this.listOnce()) > 0) continue;
+          // Idle, the lists are caught up without a pause. While batches come, a look at most every
+          // LIST_LOOK_EVERY_MS: a day they keep adding to would be listed again after every drain.
+          if ((await this.listOnce()) > 0 && !drained) continue;
           this.nextListLookAt = performance.now() + LIST_LOOK_EVERY_MS;
         }
         if (drained) {
