@@ -5,7 +5,7 @@ import { runIngestctl } from '../src/cli/ingestctl';
 import { changeAllowedEventTypes, createApp, issueKey, updateOrganization } from '../src/domain/administration';
 import { firstWholeDay, RetentionSweeper } from '../src/domain/retention';
 import { verifyRollups } from '../src/domain/rollup-verify';
-import { addParts, deleteRollupsBefore, readState, readWorkerDays } from '../src/data/rollups';
+import { addParts, deleteRollupsBefore, readState, readWorkerDays, unlistedDays } from '../src/data/rollups';
 import { CommittedEvents, drainRollupOutbox, sumWaitingBatches, type Drained } from '../src/domain/rollup-drain';
 import { RollupWorker } from '../src/domain/rollups';
 import { runWrite } from '../src/domain/writes';
@@ -496,6 +496,29 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     assert.equal(days.length, 25, 'every closed day listed, no ten-minute poll between two steps');
   });
 
+  it('a look for days to list takes a few organizations at a time, in turn; a round reaches each', async () => {
+    const first = await rollupWorld({ rollups: { listOrganizations: 1 } });
+    const second = await rollupWorld();
+    for (const w of [first, second]) {
+      await w.putManifest([w.def('done')]);
+      await w.send([{ timestamp: '2026-10-01T10:00:00Z' }]);
+      await w.catchUp();
+    }
+    await first.db.kysely.deleteFrom('rollup_day_lists').execute();
+    let looks = 0;
+    for (let done = false; !done; looks++) done = (await first.services.rollups.listOnce()).roundDone;
+    const organizations = await first.db.kysely.selectFrom('rollup_state').select('org_id').execute();
+    assert.ok(looks >= organizations.length, `${looks} looks for ${organizations.length} organizations, one each`);
+    const listed = await first.db.kysely.selectFrom('rollup_day_lists').select('org_id').distinct().execute();
+    assert.deepEqual(
+      listed
+        .map((l) => l.org_id)
+        .filter((id) => id === first.tenant.orgId || id === second.tenant.orgId)
+        .sort(),
+      [first.tenant.orgId, second.tenant.orgId].sort(),
+    );
+  });
+
   it('each batch counts once when two workers drain the outbox at the same time', async () => {
     const w = await rollupWorld();
     await w.putManifest([w.def('done')]);
@@ -851,9 +874,12 @@ describe('Daily rollups: reading', () => {
     });
     const add = (rows: ReturnType<typeof row>[]) => w.db.transaction((trx) => addParts(trx, w.tenant.orgId, state.generation, rows));
     await add([row('w1', '2026-11-01', 1), row('w2', '2026-11-01', 2), row('w1', '2026-11-02', 3)]);
-    // Other tests' organizations share the database: every closed day is listed, then this one's are looked at.
-    while ((await w.services.rollups.listOnce()) > 0);
-    assert.equal(await w.services.rollups.listOnce(), 0, 'a list that holds is not made again');
+    // A round of every organization's closed days (other tests' share the database).
+    const listAll = async () => {
+      while (!(await w.services.rollups.listOnce()).roundDone);
+    };
+    await listAll();
+    assert.deepEqual(await unlistedDays(w.db.kysely, '2026-11-20', 10, [w.tenant.orgId]), [], 'a list that holds is not made again');
     // The databases write a double each its own way (10 or 10.0): compared as numbers.
     const lists = async () =>
       (
@@ -891,7 +917,7 @@ describe('Daily rollups: reading', () => {
     assert.deepEqual(await read(['count']), { w1: [1, 3], w2: [2, 0] }, 'a list of other parts is not taken');
     await add([row('w1', '2026-11-01', 1)]);
     assert.deepEqual(await read(), { w1: [2, 3, 20, 30], w2: [2, 0, 20, 0] }, 'a part added since: the rows answer');
-    while ((await w.services.rollups.listOnce()) > 0);
+    await listAll();
     assert.deepEqual(
       (await lists()).map((l) => [l.day, Number(l.stamp), l.workers]),
       [

@@ -811,13 +811,14 @@ async function listedDays(
  * Days before `before` of each organization's answering generation whose list is missing or no longer holds, up to
  * `limit`. A generation under recompute is left until it answers: its days change until the scan is past them.
  */
-export async function unlistedDays(db: Executor, before: string, limit: number): Promise<StatisticDay[]> {
+export async function unlistedDays(db: Executor, before: string, limit: number, orgIds?: string[]): Promise<StatisticDay[]> {
+  if (orgIds?.length === 0) return [];
   const { rows } = await sql<{ org_id: string; generation: number; statistic_id: string; day: string }>`
     select d.org_id, d.generation, d.statistic_id, d.day
     from (
       select o.org_id, o.generation, o.statistic_id, o.day, sum(o.count) as stamp from rollup_org_days o
       join rollup_state s on s.org_id = o.org_id and s.generation = o.generation
-      where o.day < ${before}
+      where o.day < ${before}${orgIds ? sql` and o.org_id in (${sql.join(orgIds)})` : sql``}
       group by o.org_id, o.generation, o.statistic_id, o.day
     ) d
     where not exists (
@@ -826,6 +827,12 @@ export async function unlistedDays(db: Executor, before: string, limit: number):
     )
     limit ${limit}`.execute(db);
   return rows.map((r) => ({ orgId: r.org_id, generation: r.generation, statisticId: r.statistic_id, day: r.day }));
+}
+
+/** Organizations with rollups whose id comes after `after`, in id order, up to `limit`. */
+export async function rollupOrganizationsAfter(db: Executor, after: string, limit: number): Promise<string[]> {
+  const rows = await db.selectFrom('rollup_state').select('org_id').where('org_id', '>', after).orderBy('org_id').limit(limit).execute();
+  return rows.map((r) => r.org_id);
 }
 
 /**

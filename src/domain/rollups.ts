@@ -13,6 +13,7 @@ import {
   readChunk,
   readState,
   recomputesOpen,
+  rollupOrganizationsAfter,
   staleCells,
   stateFor,
   takeLease,
@@ -50,7 +51,9 @@ export async function startRecompute(trx: Executor, orgId: string, timeZone: str
 
 // Days are listed (src/data/migrations/008_day_lists.ts) once they ended in every zone: rows rarely come to them then.
 const LIST_AFTER_MS = 2 * 86_400_000;
-// Lists made per step, each in its own short transaction; a look that found none, or came between drains, waits this long before the next.
+// A look takes the next few organizations (round and round, in id order) and lists up to a step of their days, each
+// in its own short transaction; a look that ended a round finding none, or came between drains, waits this long
+// before the next. While ingest goes on, a look costs a few organizations' day counts, however many there are.
 const LISTS_PER_STEP = 20;
 const LIST_LOOK_EVERY_MS = 10_000;
 const ALL_PARTS = ['count', 'sum', 'numerator', 'denominator'] as const;
@@ -69,6 +72,8 @@ export interface RollupWorkerOptions {
   pollMs?: number;
   /** Outbox rows (batches) added per transaction; by default 400 on PostgreSQL, 600 on SQLite. */
   claim?: number;
+  /** Organizations a look for closed days to list takes (in turn, in id order); by default 20. */
+  listOrganizations?: number;
   /** After adding the last waiting batches, the wait before adding more: batches committed meanwhile go together. */
   coalesceMs?: number;
   /** After a recompute chunk that took t, rest t × this; by default 1 on PostgreSQL, 1.5 on SQLite. */
@@ -83,6 +88,7 @@ export class RollupWorker {
   private readonly chunk: number;
   private readonly pollMs: number;
   private readonly claim: number;
+  private readonly listOrganizations: number;
   private readonly coalesceMs: number;
   private readonly restFactor: number;
   private stopped = true;
@@ -92,6 +98,8 @@ export class RollupWorker {
   private woken = false;
   private readonly committed: CommittedEvents;
   private nextListLookAt = 0;
+  /** The last organization the looks for days to list took: the next look begins after it. */
+  private listedAfter = '';
 
   constructor(
     private readonly db: Db,
@@ -109,6 +117,7 @@ export class RollupWorker {
     this.claim = options.claim ?? (db.dialect === 'postgres' ? 400 : 600);
     // As many batches as a drain takes: beyond, a backlog's oldest are read back from the database.
     this.committed = new CommittedEvents(this.claim);
+    this.listOrganizations = options.listOrganizations ?? 20;
     this.coalesceMs = options.coalesceMs ?? 1_000;
     // On SQLite a chunk holds the one thread that also serves ingest: a longer rest keeps ingest well above half its
     // speed (measured in make bench: 0.51-0.54x with 1, 0.73x with 1.5); on PostgreSQL the database sums the chunk,
@@ -151,7 +160,8 @@ export class RollupWorker {
     for (;;) {
       while ((await this.drainOnce()) > 0);
       if (await this.recomputeOnce()) continue;
-      while ((await this.listOnce()) > 0);
+      this.listedAfter = '';
+      while (!(await this.listOnce()).roundDone);
       return;
     }
   }
@@ -175,9 +185,10 @@ export class RollupWorker {
           continue;
         }
         if (performance.now() >= this.nextListLookAt) {
-          // Idle, the lists are caught up without a pause. While batches come, a look at most every
+          // Idle, looks go on without a pause until a round found nothing. While batches come, a look at most every
           // LIST_LOOK_EVERY_MS: a day they keep adding to would be listed again after every drain.
-          if ((await this.listOnce()) > 0 && !drained) continue;
+          const look = await this.listOnce();
+          if (!drained && (look.listed > 0 || !look.roundDone)) continue;
           this.nextListLookAt = performance.now() + LIST_LOOK_EVERY_MS;
         }
         if (drained) {
@@ -239,13 +250,15 @@ export class RollupWorker {
   }
 
   /**
-   * Lists a few closed days whose list is missing or no longer holds, each
-   * with the parts its statistic's answers read (all four for a statistic no
-   * manifest has); resolves with how many.
+   * Lists a few closed days of the next few organizations whose list is
+   * missing or no longer holds, each with the parts its statistic's answers
+   * read (all four for a statistic no manifest has). Resolves with how many,
+   * and whether the look ended a round of the organizations.
    */
-  async listOnce(): Promise<number> {
+  async listOnce(): Promise<{ listed: number; roundDone: boolean }> {
     const before = new Date(Date.now() - LIST_AFTER_MS).toISOString().slice(0, 10);
-    const days = await unlistedDays(this.db.kysely, before, LISTS_PER_STEP);
+    const orgIds = await rollupOrganizationsAfter(this.db.kysely, this.listedAfter, this.listOrganizations);
+    const days = await unlistedDays(this.db.kysely, before, LISTS_PER_STEP, orgIds);
     const aggregations = new Map<string, Map<string, Aggregation>>();
     for (const day of days) {
       let ofOrg = aggregations.get(day.orgId);
@@ -256,7 +269,11 @@ export class RollupWorker {
       const aggregation = ofOrg.get(day.statisticId);
       await this.db.transaction((trx) => listDay(trx, this.db.dialect, day, aggregation ? partsOfAggregation[aggregation] : ALL_PARTS));
     }
-    return days.length;
+    // A full step may have left days of these organizations: the next look takes them again.
+    if (days.length === LISTS_PER_STEP) return { listed: days.length, roundDone: false };
+    const roundDone = orgIds.length < this.listOrganizations;
+    this.listedAfter = roundDone ? '' : (orgIds.at(-1) ?? '');
+    return { listed: days.length, roundDone };
   }
 
   /** One chunk of one open recompute whose lease this worker holds or can take; false when there was none. */
