@@ -84,6 +84,25 @@ describe(`Migrations at start (${testDialect})`, () => {
       await db.close();
     }
   });
+  it("009 leaves a third of the parts tables' new pages free on PostgreSQL, for updates that change no index entry", async function () {
+    if (testDialect !== 'postgres') this.skip();
+    const db = openDatabase(await freshDatabaseConfig());
+    try {
+      await migrate(db);
+      const { rows } = await sql<{ relname: string; reloptions: string[] | null }>`
+        select relname, reloptions from pg_class
+        where relnamespace = current_schema()::regnamespace and relname in ('rollup_days', 'rollup_org_days') order by relname`.execute(
+        db.kysely,
+      );
+      assert.deepEqual(rows, [
+        { relname: 'rollup_days', reloptions: ['fillfactor=70'] },
+        { relname: 'rollup_org_days', reloptions: ['fillfactor=70'] },
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('007 gives each waiting batch the first and last time of its events, none when its events are gone', async () => {
     const db = openDatabase(await freshDatabaseConfig());
     try {

@@ -12,6 +12,7 @@ import * as rollups from './migrations/005_rollups';
 import { clusteredRollups } from './migrations/006_clustered_rollups';
 import { outboxSpan } from './migrations/007_outbox_span';
 import { dayLists } from './migrations/008_day_lists';
+import { rollupFillfactor } from './migrations/009_rollup_fillfactor';
 import type { Database } from './schema';
 import { withPreparedStatements } from './postgres';
 import { openSqlite, sqliteKysely } from './sqlite';
@@ -56,6 +57,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '006_clustered_rollups': clusteredRollups(dialect),
     '007_outbox_span': outboxSpan(dialect),
     '008_day_lists': dayLists(dialect),
+    '009_rollup_fillfactor': rollupFillfactor(dialect),
   };
 }
 
