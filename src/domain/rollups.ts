@@ -100,6 +100,8 @@ export class RollupWorker {
   private nextListLookAt = 0;
   /** The last organization the looks for days to list took: the next look begins after it. */
   private listedAfter = '';
+  /** Days listed since the round of looks began: a round that lists none leaves the lists settled. */
+  private listedThisRound = 0;
 
   constructor(
     private readonly db: Db,
@@ -160,8 +162,7 @@ export class RollupWorker {
     for (;;) {
       while ((await this.drainOnce()) > 0);
       if (await this.recomputeOnce()) continue;
-      this.listedAfter = '';
-      while (!(await this.listOnce()).roundDone);
+      while (!(await this.listOnce()).settled);
       return;
     }
   }
@@ -187,8 +188,7 @@ export class RollupWorker {
         if (performance.now() >= this.nextListLookAt) {
           // Idle, looks go on without a pause until a round found nothing. While batches come, a look at most every
           // LIST_LOOK_EVERY_MS: a day they keep adding to would be listed again after every drain.
-          const look = await this.listOnce();
-          if (!drained && (look.listed > 0 || !look.roundDone)) continue;
+          if (!(await this.listOnce()).settled && !drained) continue;
           this.nextListLookAt = performance.now() + LIST_LOOK_EVERY_MS;
         }
         if (drained) {
@@ -253,9 +253,10 @@ export class RollupWorker {
    * Lists a few closed days of the next few organizations whose list is
    * missing or no longer holds, each with the parts its statistic's answers
    * read (all four for a statistic no manifest has). Resolves with how many,
-   * and whether the look ended a round of the organizations.
+   * and whether a whole round of the organizations has now found none (the
+   * lists are settled).
    */
-  async listOnce(): Promise<{ listed: number; roundDone: boolean }> {
+  async listOnce(): Promise<{ listed: number; settled: boolean }> {
     const before = new Date(Date.now() - LIST_AFTER_MS).toISOString().slice(0, 10);
     const orgIds = await rollupOrganizationsAfter(this.db.kysely, this.listedAfter, this.listOrganizations);
     const days = await unlistedDays(this.db.kysely, before, LISTS_PER_STEP, orgIds);
@@ -269,11 +270,17 @@ export class RollupWorker {
       const aggregation = ofOrg.get(day.statisticId);
       await this.db.transaction((trx) => listDay(trx, this.db.dialect, day, aggregation ? partsOfAggregation[aggregation] : ALL_PARTS));
     }
-    // A full step may have left days of these organizations: the next look takes them again.
-    if (days.length === LISTS_PER_STEP) return { listed: days.length, roundDone: false };
-    const roundDone = orgIds.length < this.listOrganizations;
-    this.listedAfter = roundDone ? '' : (orgIds.at(-1) ?? '');
-    return { listed: days.length, roundDone };
+    // On to the next organizations even after a full step: one whose days ingest keeps changing must not hold the
+    // others up. What it has left waits for the next round.
+    this.listedThisRound += days.length;
+    if (orgIds.length === this.listOrganizations) {
+      this.listedAfter = orgIds.at(-1) ?? '';
+      return { listed: days.length, settled: false };
+    }
+    const settled = this.listedThisRound === 0;
+    this.listedAfter = '';
+    this.listedThisRound = 0;
+    return { listed: days.length, settled };
   }
 
   /** One chunk of one open recompute whose lease this worker holds or can take; false when there was none. */
