@@ -4,6 +4,7 @@
 // from the database, and timed reads of /statistics/daily.
 import { openDatabase } from '../../src/data/db';
 import { unlistedDays } from '../../src/data/rollups';
+import { closedBefore } from '../../src/domain/rollups';
 import { setPassword } from '../../src/domain/sessions';
 import type { Setup, Target } from './targets';
 import { eventKinds } from './workload';
@@ -98,8 +99,7 @@ export async function listsSettled(target: Target, timeoutSeconds: number): Prom
   const started = performance.now();
   const db = openDatabase(target.config);
   try {
-    const before = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
-    while ((await unlistedDays(db.kysely, before, 1)).length > 0) {
+    while ((await unlistedDays(db.kysely, closedBefore(), 1)).length > 0) {
       if ((performance.now() - started) / 1000 > timeoutSeconds) throw new Error(`the closed days were not listed within ${timeoutSeconds} s`);
       await new Promise((r) => setTimeout(r, 250));
     }

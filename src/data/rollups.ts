@@ -725,21 +725,8 @@ export async function readWorkerDays(
   const [from, to] = [q.days[0], q.days.at(-1)];
   const parts = new DailyPartsByKey(q.days);
   if (from === undefined || to === undefined) return parts.byKey();
-  let query = db
-    .selectFrom('rollup_days')
-    .select(['day', joinedRows(q.parts).as('workers')])
-    .where('org_id', '=', q.orgId)
-    .where('generation', '=', q.generation)
-    .where('statistic_id', '=', q.statisticId)
-    .where('day', '>=', from)
-    .where('day', '<=', to)
-    .groupBy('day');
-  if (q.workerId !== undefined) query = query.where('worker_id', '=', q.workerId);
-  if (q.workerIds !== undefined) {
-    if (q.workerIds.length === 0) return parts.byKey();
-    query = query.where('worker_id', 'in', q.workerIds);
-  }
-  const rows = q.workerId === undefined && q.workerIds === undefined ? await listedDays(db, { ...q, from, to }) : await query.execute();
+  if (q.workerIds?.length === 0) return parts.byKey();
+  const rows = q.workerId === undefined && q.workerIds === undefined ? await listedDays(db, { ...q, from, to }) : await workersDays(db, { ...q, from, to });
   const stride = 1 + q.parts.length;
   const offsets = q.parts.map((part) => parts.offsetOf(part));
   // A day lists its workers in the order of the day before, mostly: each worker is looked for
@@ -772,6 +759,25 @@ export async function readWorkerDays(
 function joinedRows(parts: readonly (keyof RollupParts)[]) {
   const fields = [sql.ref('worker_id'), ...parts.map((part) => sql.ref(part))];
   return sql<string>`string_agg(${sql.join(fields, sql` || ' ' || `)}, ' ')`;
+}
+
+/** Each day's rows of the workers asked for (one, or a page of them), joined (joinedRows). */
+async function workersDays(
+  db: Executor,
+  q: { orgId: string; generation: number; statisticId: string; from: string; to: string; parts: readonly (keyof RollupParts)[]; workerId?: string; workerIds?: string[] },
+): Promise<{ day: string; workers: string }[]> {
+  let query = db
+    .selectFrom('rollup_days')
+    .select(['day', joinedRows(q.parts).as('workers')])
+    .where('org_id', '=', q.orgId)
+    .where('generation', '=', q.generation)
+    .where('statistic_id', '=', q.statisticId)
+    .where('day', '>=', q.from)
+    .where('day', '<=', q.to)
+    .groupBy('day');
+  if (q.workerId !== undefined) query = query.where('worker_id', '=', q.workerId);
+  if (q.workerIds !== undefined) query = query.where('worker_id', 'in', q.workerIds);
+  return query.execute();
 }
 
 /** A day of one statistic in one generation. */
@@ -935,17 +941,11 @@ export async function deleteRollupsBefore(db: Executor, orgId: string, day: stri
     .execute();
   let deleted = 0;
   for (const { generation, statistic_id } of series) {
-    for (const table of ['rollup_days', 'rollup_org_days', 'rollup_day_lists'] as const) {
-      const result = await db
-        .deleteFrom(table)
-        .where('org_id', '=', orgId)
-        .where('generation', '=', generation)
-        .where('statistic_id', '=', statistic_id)
-        .where('day', '<', day)
-        .executeTakeFirst();
-      // A list is the day's rows again, not more of them.
-      if (table !== 'rollup_day_lists') deleted += Number(result.numDeletedRows);
-    }
+    const deleteDays = async (table: 'rollup_days' | 'rollup_org_days' | 'rollup_day_lists') =>
+      Number((await db.deleteFrom(table).where('org_id', '=', orgId).where('generation', '=', generation).where('statistic_id', '=', statistic_id).where('day', '<', day).executeTakeFirst()).numDeletedRows);
+    deleted += (await deleteDays('rollup_days')) + (await deleteDays('rollup_org_days'));
+    // The lists after the rows (see listDay); a list is the day's rows again, not more of them.
+    await deleteDays('rollup_day_lists');
   }
   return deleted;
 }

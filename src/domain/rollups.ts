@@ -51,6 +51,11 @@ export async function startRecompute(trx: Executor, orgId: string, timeZone: str
 
 // Days are listed (src/data/migrations/008_day_lists.ts) once they ended in every zone: rows rarely come to them then.
 const LIST_AFTER_MS = 2 * 86_400_000;
+
+/** The first day not yet closed: the days before it are listed. */
+export function closedBefore(): string {
+  return new Date(Date.now() - LIST_AFTER_MS).toISOString().slice(0, 10);
+}
 // A look takes the next few organizations (round and round, in id order) and lists up to a step of their days, each
 // in its own short transaction; a look that ended a round finding none, or came between drains, waits this long
 // before the next. While ingest goes on, a look costs a few organizations' day counts, however many there are.
@@ -257,7 +262,7 @@ export class RollupWorker {
    * lists are settled).
    */
   async listOnce(): Promise<{ listed: number; settled: boolean }> {
-    const before = new Date(Date.now() - LIST_AFTER_MS).toISOString().slice(0, 10);
+    const before = closedBefore();
     const orgIds = await rollupOrganizationsAfter(this.db.kysely, this.listedAfter, this.listOrganizations);
     const days = await unlistedDays(this.db.kysely, before, LISTS_PER_STEP, orgIds);
     const aggregations = new Map<string, Map<string, Aggregation>>();
