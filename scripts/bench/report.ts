@@ -68,8 +68,10 @@ export interface RawFigures extends RawResult {
 
 /** The daily rollups: see measureRollups in run.ts. */
 export interface RollupFigures {
-  withoutManifest: ServiceFigures;
-  withManifest: ServiceFigures;
+  /** Each run, in the order measured (see measureRollups in run.ts). */
+  withoutManifest: ServiceFigures[];
+  withManifest: ServiceFigures[];
+  /** The mean of the runs with the manifest against the mean of those without. */
   ingestRatio: number;
   /** From a batch's commit to its parts' (server histogram, p99 as its bucket's bound), and the backlog when the load stopped. */
   delay: { p50UpToSeconds: number; p99UpToSeconds: number; batches: number; backlogAtEnd: { batches: number; oldestSeconds: number }; drainedSeconds: number };
@@ -156,13 +158,19 @@ export function table(results: Results): string {
       return f ? `${f.p50Ms} / ${f.maxMs} (${fmt(f.series)} series, ${fmt(f.dayCells)} days)` : '–';
     };
     rows.push(
-      ['rollups: ingest events/s without / with a manifest of 8', (d) => (r(d) ? `${fmt(r(d)?.withoutManifest.eventsPerSecond)} / ${fmt(r(d)?.withManifest.eventsPerSecond)}` : '–')],
-      ['rollups: with / without', (d) => x(r(d)?.ingestRatio)],
+      [
+        'rollups: ingest events/s without / with a manifest of 8 (each run, empty store)',
+        (d) => {
+          const f = r(d);
+          return f ? `${f.withoutManifest.map((w) => fmt(w.eventsPerSecond)).join(', ')} / ${f.withManifest.map((w) => fmt(w.eventsPerSecond)).join(', ')}` : '–';
+        },
+      ],
+      ['rollups: with / without (means)', (d) => x(r(d)?.ingestRatio)],
       [
         'rollups: CPU ms per 1,000 events, main thread / busiest other: without / with a manifest',
         (d) => {
           const f = r(d);
-          return f ? `${threadsPerThousand(f.withoutManifest)}; ${threadsPerThousand(f.withManifest)}` : '–';
+          return f ? `${f.withoutManifest.map(threadsPerThousand).join(', ')}; ${f.withManifest.map(threadsPerThousand).join(', ')}` : '–';
         },
       ],
       [
