@@ -4,6 +4,7 @@ import { configuredDocument } from './contract/document';
 import type { OpenApiDocument } from './contract/document-source';
 import type { Schema } from './contract/types';
 import { ContractValidators, type TypedValidator } from './contract/validators';
+import { DayListCache } from './data/day-list-cache';
 import type { Db } from './data/db';
 import { cursorSecret } from './data/settings';
 import type { ReadContext } from './domain/console-read';
@@ -73,7 +74,7 @@ export function createServices(config: Config, db: Db, options: ServiceOptions):
     rateLimiter,
     idempotency,
     sessions: new ConsoleSessions(db, { idleMinutes: config.sessionIdleMinutes, now: options.now, passwords: options.passwords }),
-    read: { db: db.kysely, cursors: new CursorCodec(() => cursorSecret(db.kysely)) },
+    read: { db: db.kysely, cursors: new CursorCodec(() => cursorSecret(db.kysely)), dayLists: new DayListCache() },
     rollups,
     close: async () => {
       await rollups.close();

@@ -151,4 +151,24 @@ describe(`Migrations at start (${testDialect})`, () => {
       await db.close();
     }
   });
+  it('010 drops the lists made before tags (the rollups worker lists their days again), and lists then carry one', async () => {
+    const db = openDatabase(await freshDatabaseConfig());
+    try {
+      await migrate(db, '009_rollup_fillfactor');
+      const list = { org_id: 'org_1', generation: 1, statistic_id: 'a.b', day: '2026-11-01', parts: 'count', stamp: 3, workers: 'w1 3' };
+      await sql`insert into rollup_day_lists (org_id, generation, statistic_id, day, parts, stamp, workers)
+        values (${list.org_id}, ${list.generation}, ${list.statistic_id}, ${list.day}, ${list.parts}, ${list.stamp}, ${list.workers})`.execute(
+        db.kysely,
+      );
+      await migrate(db);
+      assert.deepEqual(await db.kysely.selectFrom('rollup_day_lists').selectAll().execute(), []);
+      await db.kysely
+        .insertInto('rollup_day_lists')
+        .values({ ...list, tag: 't1' })
+        .execute();
+      assert.deepEqual(await db.kysely.selectFrom('rollup_day_lists').select(['day', 'tag']).execute(), [{ day: '2026-11-01', tag: 't1' }]);
+    } finally {
+      await db.close();
+    }
+  });
 });

@@ -5,6 +5,7 @@ import { runIngestctl } from '../src/cli/ingestctl';
 import { changeAllowedEventTypes, createApp, issueKey, updateOrganization } from '../src/domain/administration';
 import { firstWholeDay, RetentionSweeper } from '../src/domain/retention';
 import { verifyRollups } from '../src/domain/rollup-verify';
+import { DayListCache } from '../src/data/day-list-cache';
 import { addParts, deleteRollupsBefore, readState, readWorkerDays, unlistedDays } from '../src/data/rollups';
 import { CommittedEvents, drainRollupOutbox, sumWaitingBatches, type Drained } from '../src/domain/rollup-drain';
 import { RollupWorker } from '../src/domain/rollups';
@@ -933,6 +934,68 @@ describe('Daily rollups: reading', () => {
       (await lists()).map((l) => l.day),
       ['2026-11-02'],
     );
+  });
+
+  it('a read of every worker keeps the lists it read, by tag, and reads a day again only when its tag no longer holds', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('a')]);
+    await w.catchUp();
+    const state = await readState(w.db.kysely, w.tenant.orgId);
+    assert.ok(state);
+    const a = `${w.tenant.slug}.a`;
+    const row = (workerId: string, day: string, count: number) => ({
+      statisticId: a,
+      workerId,
+      day,
+      pillar: 'DELIVERY',
+      count,
+      sum: 0,
+      numerator: 0,
+      denominator: 0,
+    });
+    const add = (rows: ReturnType<typeof row>[]) => w.db.transaction((trx) => addParts(trx, w.tenant.orgId, state.generation, rows));
+    await add([
+      row('w1', '2026-11-01', 1),
+      row('w2', '2026-11-01', 2),
+      row('w1', '2026-11-02', 3),
+      row('w2', '2026-11-02', 4),
+      row('w1', '2026-11-03', 5),
+    ]);
+    const listAll = async () => {
+      while (!(await w.services.rollups.listOnce()).settled);
+    };
+    await listAll();
+    const cache = new DayListCache();
+    const read = async (days = ['2026-11-01', '2026-11-02', '2026-11-03']) => {
+      const byWorker = await readWorkerDays(
+        w.db.kysely,
+        { orgId: w.tenant.orgId, generation: state.generation, statisticId: a, days, parts: ['count'] },
+        cache,
+      );
+      return Object.fromEntries([...byWorker].map(([id, p]) => [id, [...p.count]]));
+    };
+    assert.deepEqual(await read(), { w1: [1, 3, 5], w2: [2, 4, 0] });
+    assert.equal(cache.lists, 3);
+    const editList = (day: string, set: { workers: string; tag?: string }) =>
+      w.db.kysely.updateTable('rollup_day_lists').set(set).where('org_id', '=', w.tenant.orgId).where('day', '=', day).execute();
+    // Told apart from the database's list: under the same tag the read answers what it kept.
+    await editList('2026-11-01', { workers: 'w9 7' });
+    assert.deepEqual(await read(), { w1: [1, 3, 5], w2: [2, 4, 0] });
+    // A new tag is a new list: read and kept in place of the old.
+    await editList('2026-11-01', { workers: 'w9 7', tag: 'edited' });
+    assert.deepEqual(await read(), { w9: [7, 0, 0], w1: [0, 3, 5], w2: [0, 4, 0] });
+    assert.equal(cache.lists, 3);
+    // A part added since the list was made: the day's rows answer, whatever is kept.
+    await add([row('w2', '2026-11-02', 1)]);
+    assert.deepEqual(await read(), { w9: [7, 0, 0], w1: [0, 3, 5], w2: [0, 5, 0] });
+    // Listed again, under a new tag: read once more, and kept.
+    await listAll();
+    assert.deepEqual(await read(), { w9: [7, 0, 0], w1: [0, 3, 5], w2: [0, 5, 0] });
+    await editList('2026-11-02', { workers: 'w8 1' });
+    assert.deepEqual(await read(['2026-11-02']), { w1: [3], w2: [5] });
+    // Days gone with their lists: a kept list of them answers nothing.
+    await deleteRollupsBefore(w.db.kysely, w.tenant.orgId, '2026-11-03');
+    assert.deepEqual(await read(), { w1: [0, 0, 5] });
   });
 
   it('refuses a bad range, an unknown statistic and another organization worker', async () => {

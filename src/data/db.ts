@@ -13,6 +13,7 @@ import { clusteredRollups } from './migrations/006_clustered_rollups';
 import { outboxSpan } from './migrations/007_outbox_span';
 import { dayLists } from './migrations/008_day_lists';
 import { rollupFillfactor } from './migrations/009_rollup_fillfactor';
+import { dayListTags } from './migrations/010_day_list_tags';
 import type { Database } from './schema';
 import { withPreparedStatements } from './postgres';
 import { openSqlite, sqliteKysely } from './sqlite';
@@ -58,6 +59,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '007_outbox_span': outboxSpan(dialect),
     '008_day_lists': dayLists(dialect),
     '009_rollup_fillfactor': rollupFillfactor(dialect),
+    '010_day_list_tags': dayListTags,
   };
 }
 

@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Schema } from '../contract/types';
+import type { DayListCache, ListScope, WorkerDay } from './day-list-cache';
 import type { Dialect } from './db';
 import type { Database, Executor, RollupParts, RollupStateTable } from './schema';
 import { preparedStatement, sqliteConnectionOf } from './sqlite';
@@ -702,6 +704,7 @@ export async function readDayParts(
  * pillars, by worker id; a worker without parts in the range is absent. Only the parts named
  * are read (the others stay 0): an answer's aggregation reads one to three of the four. With
  * `workerId`, that worker's only; with `workerIds`, those workers' only (a page of them).
+ * A read of every worker takes the closed days' lists `cache` keeps, and keeps those it reads.
  *
  * The database joins each day's rows into one string, so that a row per day crosses rather
  * than a row per (day, worker, pillar): handing rows to JavaScript one by one, not finding
@@ -721,38 +724,52 @@ export async function readWorkerDays(
     workerId?: string;
     workerIds?: string[];
   },
+  cache?: DayListCache,
 ): Promise<Map<string, DailyParts>> {
   const [from, to] = [q.days[0], q.days.at(-1)];
   const parts = new DailyPartsByKey(q.days);
   if (from === undefined || to === undefined) return parts.byKey();
   if (q.workerIds?.length === 0) return parts.byKey();
-  const rows = q.workerId === undefined && q.workerIds === undefined ? await listedDays(db, { ...q, from, to }) : await workersDays(db, { ...q, from, to });
-  const stride = 1 + q.parts.length;
+  const everyWorker = q.workerId === undefined && q.workerIds === undefined;
+  const days = everyWorker ? await listedDays(db, { ...q, from, to }, cache) : await workersDays(db, { ...q, from, to });
   const offsets = q.parts.map((part) => parts.offsetOf(part));
-  // A day lists its workers in the order of the day before, mostly: each worker is looked for
-  // there first (where the day before left off, or one further for a worker missing today),
-  // by key only when not found, which halves the cost of reading a cell.
-  let before: { key: string; parts: Float64Array }[] = [];
-  for (const row of rows) {
-    const d = parts.indexOf(row.day);
+  // Days of the same workers share one list of them (workerDay): each worker's array is found once for all of them.
+  let foundFor: string[] = [];
+  let found: Float64Array[] = [];
+  for (const { day, list } of days) {
+    const d = parts.indexOf(day);
     if (d === undefined) continue;
-    const values = row.workers.split(' ');
-    const listed: typeof before = [];
-    let next = 0;
-    for (let i = 0; i < values.length; i += stride) {
-      const key = values[i];
-      let worker = before[next];
-      if (worker?.key === key) next++;
-      else if (before[next + 1]?.key === key) {
-        worker = before[next + 1];
-        next += 2;
-      } else worker = { key, parts: parts.of(key) };
-      listed.push(worker);
-      for (let p = 0; p < offsets.length; p++) worker.parts[offsets[p] + d] += Number(values[i + 1 + p]);
+    if (list.workers !== foundFor) {
+      foundFor = list.workers;
+      found = list.workers.map((key) => parts.of(key));
     }
-    before = listed;
+    const { values } = list;
+    for (let w = 0, v = 0; w < found.length; w++) {
+      const into = found[w] as Float64Array;
+      for (let p = 0; p < offsets.length; p++) into[(offsets[p] as number) + d] += values[v++] as number;
+    }
   }
   return parts.byKey();
+}
+
+/**
+ * A day's rows as the database joined them (joinedRows) or listed them; `before`, the day read
+ * before it, lends its list of workers when this day has the same (the usual case), so that
+ * the days share one.
+ */
+function workerDay(joined: string | null, stride: number, before: WorkerDay | undefined): WorkerDay {
+  const tokens = joined === null ? [] : joined.split(' ');
+  const n = tokens.length / (1 + stride);
+  const workers: string[] = new Array(n);
+  const values = new Float64Array(n * stride);
+  let same = before !== undefined && before.workers.length === n;
+  for (let w = 0, t = 0, v = 0; w < n; w++) {
+    const key = tokens[t++] as string;
+    workers[w] = key;
+    if (same && before?.workers[w] !== key) same = false;
+    for (let p = 0; p < stride; p++) values[v++] = Number(tokens[t++]);
+  }
+  return { workers: same && before ? before.workers : workers, values };
 }
 
 /** A day's rows joined into one text: each row's worker id, then its `parts`, separated by spaces. */
@@ -761,11 +778,11 @@ function joinedRows(parts: readonly (keyof RollupParts)[]) {
   return sql<string>`string_agg(${sql.join(fields, sql` || ' ' || `)}, ' ')`;
 }
 
-/** Each day's rows of the workers asked for (one, or a page of them), joined (joinedRows). */
+/** Each day's rows of the workers asked for (one, or a page of them). */
 async function workersDays(
   db: Executor,
   q: { orgId: string; generation: number; statisticId: string; from: string; to: string; parts: readonly (keyof RollupParts)[]; workerId?: string; workerIds?: string[] },
-): Promise<{ day: string; workers: string }[]> {
+): Promise<{ day: string; list: WorkerDay }[]> {
   let query = db
     .selectFrom('rollup_days')
     .select(['day', joinedRows(q.parts).as('workers')])
@@ -777,7 +794,8 @@ async function workersDays(
     .groupBy('day');
   if (q.workerId !== undefined) query = query.where('worker_id', '=', q.workerId);
   if (q.workerIds !== undefined) query = query.where('worker_id', 'in', q.workerIds);
-  return query.execute();
+  let before: WorkerDay | undefined;
+  return (await query.orderBy('day').execute()).map((row) => ({ day: row.day, list: (before = workerDay(row.workers, q.parts.length, before)) }));
 }
 
 /** A day of one statistic in one generation. */
@@ -789,28 +807,37 @@ export interface StatisticDay {
 }
 
 /**
- * Every worker's rows of each day from `from` to `to` that has any, joined
- * (joinedRows): a day's list when it holds (the same parts, made at the day's
- * count), else its rows joined now.
+ * Every worker's rows of each day from `from` to `to` that has any: a day's
+ * list while it holds (the same parts, made at the day's count), else its
+ * rows joined now. The lists `cache` keeps are named in the statement, which
+ * answers a kept one's tag alone when it holds; the others it reads are kept.
  */
 async function listedDays(
   db: Executor,
-  q: { orgId: string; generation: number; statisticId: string; from: string; to: string; parts: readonly (keyof RollupParts)[] },
-): Promise<{ day: string; workers: string }[]> {
+  q: ListScope & { from: string; to: string },
+  cache: DayListCache | undefined,
+): Promise<{ day: string; list: WorkerDay }[]> {
+  const kept = cache?.within(q, q.from, q.to) ?? new Map<string, WorkerDay>();
   const same = (table: 'l' | 'r') => sql`${sql.ref(`${table}.org_id`)} = d.org_id and ${sql.ref(`${table}.generation`)} = d.generation
     and ${sql.ref(`${table}.statistic_id`)} = d.statistic_id and ${sql.ref(`${table}.day`)} = d.day`;
-  const { rows } = await sql<{ day: string; workers: string }>`
-    select d.day, coalesce(
-      (select l.workers from rollup_day_lists l where ${same('l')} and l.stamp = d.stamp and l.parts = ${q.parts.join(',')}),
-      (select ${joinedRows(q.parts)} from rollup_days r where ${same('r')})
-    ) as workers
+  const isKept = kept.size > 0 ? sql`l.tag in (${sql.join([...kept.keys()])})` : sql`1 = 0`;
+  const { rows } = await sql<{ day: string; tag: string | null; workers: string | null }>`
+    select d.day, l.tag, case when ${isKept} then null else coalesce(l.workers, (select ${joinedRows(q.parts)} from rollup_days r where ${same('r')})) end as workers
     from (
       select org_id, generation, statistic_id, day, sum(count) as stamp from rollup_org_days
       where org_id = ${q.orgId} and generation = ${q.generation} and statistic_id = ${q.statisticId} and day >= ${q.from} and day <= ${q.to}
       group by org_id, generation, statistic_id, day
     ) d
+    left join rollup_day_lists l on ${same('l')} and l.stamp = d.stamp and l.parts = ${q.parts.join(',')}
     order by d.day`.execute(db);
-  return rows;
+  let before: WorkerDay | undefined;
+  return rows.map(({ day, tag, workers }) => {
+    const known = tag === null ? undefined : kept.get(tag);
+    if (known && workers === null) return { day, list: (before = known) };
+    const list = (before = workerDay(workers, q.parts.length, before));
+    if (tag !== null) cache?.keep(q, day, tag, list);
+    return { day, list };
+  });
 }
 
 /**
@@ -842,8 +869,8 @@ export async function rollupOrganizationsAfter(db: Executor, after: string, limi
 }
 
 /**
- * Lists the day's rows with the day's count, both as one statement sees them.
- * On PostgreSQL the day's count rows are also locked (shared) until commit:
+ * Lists the day's rows with the day's count, both as one statement sees them,
+ * under a new tag (migration 010). On PostgreSQL the day's count rows are also locked (shared) until commit:
  * a deletion of the day (retention) then either waits and deletes the list
  * after it, or went first and leaves nothing to list, so that no list
  * outlives its day to match a count the day reaches again.
@@ -852,11 +879,11 @@ export async function listDay(db: Executor, dialect: Dialect, key: StatisticDay,
   const of = (table: 'rollup_org_days' | 'rollup_days') => sql`${sql.table(table)} where org_id = ${key.orgId} and generation = ${key.generation}
     and statistic_id = ${key.statisticId} and day = ${key.day}`;
   await sql`
-    insert into rollup_day_lists (org_id, generation, statistic_id, day, parts, stamp, workers)
+    insert into rollup_day_lists (org_id, generation, statistic_id, day, parts, stamp, workers, tag)
     select ${key.orgId}, ${key.generation}, ${key.statisticId}, ${key.day}, ${parts.join(',')},
-      (select sum(count) from ${of('rollup_org_days')}), (select ${joinedRows(parts)} from ${of('rollup_days')})
+      (select sum(count) from ${of('rollup_org_days')}), (select ${joinedRows(parts)} from ${of('rollup_days')}), ${randomBytes(12).toString('base64url')}
     where exists (select 1 from ${of('rollup_org_days')}${dialect === 'postgres' ? sql` for share` : sql``})
-    on conflict (org_id, generation, statistic_id, day) do update set parts = excluded.parts, stamp = excluded.stamp, workers = excluded.workers`.execute(db);
+    on conflict (org_id, generation, statistic_id, day) do update set parts = excluded.parts, stamp = excluded.stamp, workers = excluded.workers, tag = excluded.tag`.execute(db);
 }
 
 /** A statistic's parts summed per pillar over a range of days. */

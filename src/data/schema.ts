@@ -272,6 +272,8 @@ export interface RollupDayListsTable {
   stamp: number | string;
   /** Per row of the day, in key order: its worker id, then the parts, separated by spaces. */
   workers: string;
+  /** New each time the day is listed: a tag's list never changes (migration 010). */
+  tag: string;
 }
 
 /** Service-wide values shared by every instance (the cursor-signing secret). */

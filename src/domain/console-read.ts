@@ -3,6 +3,7 @@
 // Every list is a keyset page with a signed cursor bound to the organization
 // and the filters; another organization's ids match nothing.
 import type { Query, Reply, Schema } from '../contract/types';
+import type { DayListCache } from '../data/day-list-cache';
 import { timeZoneOf } from '../data/organizations';
 import type { Executor } from '../data/schema';
 import { userStrip } from '../data/snapshots';
@@ -18,6 +19,8 @@ import { stripMetric } from './metric-order';
 export interface ReadContext {
   db: Executor;
   cursors: CursorCodec;
+  /** The closed days' lists this process parsed, for reads of every worker's daily rollups. */
+  dayLists: DayListCache;
 }
 
 export const DEFAULT_LIMIT = 50;

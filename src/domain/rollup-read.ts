@@ -179,13 +179,11 @@ export async function dailyStatistics(
   const offset = query.cursor === undefined ? 0 : Number((await ctx.cursors.read(scope, query.cursor, 1))[0]);
   const daysOfWorkers = async (s: number, workerIds: string[] | undefined, allOnPage: boolean) => {
     const statistic = statistics[s];
-    const byWorker = await readWorkerDays(ctx.db, {
-      ...where,
-      statisticId: statistic.statisticId,
-      days,
-      parts: partsOfAggregation[statistic.aggregation],
-      workerIds,
-    });
+    const byWorker = await readWorkerDays(
+      ctx.db,
+      { ...where, statisticId: statistic.statisticId, days, parts: partsOfAggregation[statistic.aggregation], workerIds },
+      ctx.dayLists,
+    );
     if (allOnPage) onWorkerDays?.(s, statistic, days, byWorker);
     return byWorker;
   };
