@@ -675,6 +675,35 @@ describe('Daily rollups: workers, exactly once, leases', () => {
   });
 });
 
+/**
+ * A world with one statistic `a` (`options` its definition's) whose parts the test adds by hand (`add`: a row's
+ * sum is 10 × its count), and `listAll`, a round of the closed days' lists of every organization (other tests'
+ * share the database).
+ */
+async function listsWorld(options: Parameters<Awaited<ReturnType<typeof rollupWorld>>['def']>[1] = {}) {
+  const w = await rollupWorld();
+  await w.putManifest([w.def('a', options)]);
+  await w.catchUp();
+  const state = await readState(w.db.kysely, w.tenant.orgId);
+  assert.ok(state);
+  const a = `${w.tenant.slug}.a`;
+  const row = (workerId: string, day: string, count: number) => ({
+    statisticId: a,
+    workerId,
+    day,
+    pillar: 'DELIVERY',
+    count,
+    sum: count * 10,
+    numerator: 0,
+    denominator: 0,
+  });
+  const add = (rows: ReturnType<typeof row>[]) => w.db.transaction((trx) => addParts(trx, w.tenant.orgId, state.generation, rows));
+  const listAll = async () => {
+    while (!(await w.services.rollups.listOnce()).settled);
+  };
+  return { w, state, a, row, add, listAll };
+}
+
 describe('Daily rollups: reading', () => {
   it('per worker: workers ranked by the first statistic total, a page at a time, each with every statistic', async () => {
     const w = await rollupWorld();
@@ -859,28 +888,8 @@ describe('Daily rollups: reading', () => {
   });
 
   it("a read of every worker takes a closed day's list while the day's count is the list's, else the day's rows; lists go with their days", async () => {
-    const w = await rollupWorld();
-    await w.putManifest([w.def('a', { aggregation: 'sumField', valueField: 'n' })]);
-    await w.catchUp();
-    const state = await readState(w.db.kysely, w.tenant.orgId);
-    assert.ok(state);
-    const a = `${w.tenant.slug}.a`;
-    const row = (workerId: string, day: string, count: number) => ({
-      statisticId: a,
-      workerId,
-      day,
-      pillar: 'DELIVERY',
-      count,
-      sum: count * 10,
-      numerator: 0,
-      denominator: 0,
-    });
-    const add = (rows: ReturnType<typeof row>[]) => w.db.transaction((trx) => addParts(trx, w.tenant.orgId, state.generation, rows));
+    const { w, state, a, row, add, listAll } = await listsWorld({ aggregation: 'sumField', valueField: 'n' });
     await add([row('w1', '2026-11-01', 1), row('w2', '2026-11-01', 2), row('w1', '2026-11-02', 3)]);
-    // A round of every organization's closed days (other tests' share the database).
-    const listAll = async () => {
-      while (!(await w.services.rollups.listOnce()).settled);
-    };
     await listAll();
     assert.deepEqual(await unlistedDays(w.db.kysely, '2026-11-20', 10, [w.tenant.orgId]), [], 'a list that holds is not made again');
     // The databases write a double each its own way (10 or 10.0): compared as numbers.
@@ -937,23 +946,7 @@ describe('Daily rollups: reading', () => {
   });
 
   it('a read of every worker keeps the lists it read, by tag, and reads a day again only when its tag no longer holds', async () => {
-    const w = await rollupWorld();
-    await w.putManifest([w.def('a')]);
-    await w.catchUp();
-    const state = await readState(w.db.kysely, w.tenant.orgId);
-    assert.ok(state);
-    const a = `${w.tenant.slug}.a`;
-    const row = (workerId: string, day: string, count: number) => ({
-      statisticId: a,
-      workerId,
-      day,
-      pillar: 'DELIVERY',
-      count,
-      sum: 0,
-      numerator: 0,
-      denominator: 0,
-    });
-    const add = (rows: ReturnType<typeof row>[]) => w.db.transaction((trx) => addParts(trx, w.tenant.orgId, state.generation, rows));
+    const { w, state, a, row, add, listAll } = await listsWorld();
     await add([
       row('w1', '2026-11-01', 1),
       row('w2', '2026-11-01', 2),
@@ -961,9 +954,6 @@ describe('Daily rollups: reading', () => {
       row('w2', '2026-11-02', 4),
       row('w1', '2026-11-03', 5),
     ]);
-    const listAll = async () => {
-      while (!(await w.services.rollups.listOnce()).settled);
-    };
     await listAll();
     const cache = new DayListCache();
     const read = async (days = ['2026-11-01', '2026-11-02', '2026-11-03']) => {
