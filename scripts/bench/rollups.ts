@@ -131,6 +131,8 @@ export interface ReadFigures {
   requests: number;
   p50Ms: number;
   maxMs: number;
+  /** Each request's time, in the order made. */
+  eachMs: number[];
   series: number;
   dayCells: number;
   bytes: number;
@@ -150,12 +152,13 @@ export async function timeRead(base: string, cookie: string, name: string, pathA
     bytes = text.length;
     body = JSON.parse(text) as typeof body;
   }
-  ms.sort((a, b) => a - b);
+  const sorted = [...ms].sort((a, b) => a - b);
   return {
     name,
     requests: times,
-    p50Ms: Math.round(ms[Math.floor(ms.length / 2)] as number),
-    maxMs: Math.round(ms.at(-1) as number),
+    p50Ms: Math.round(sorted[Math.floor(sorted.length / 2)] as number),
+    maxMs: Math.round(sorted.at(-1) as number),
+    eachMs: ms.map(Math.round),
     series: body.items.length,
     dayCells: body.items.reduce((n, s) => n + s.days.length, 0),
     bytes,

@@ -530,7 +530,7 @@ async function measureRollups(kind: Kind, templates: RowTemplate[][]): Promise<R
         await timeRead(base, cookie, `per worker, all ${settings.workers} workers (groupBy=worker&limit=1000)`, `${daily}&groupBy=worker&limit=1000`, settings.rollupReads),
         await timeRead(base, cookie, 'per worker, first page of 100', `${daily}&groupBy=worker&limit=100`, settings.rollupReads),
       ];
-      for (const r of reads) log(`rollups ${kind}: daily ${r.name}: p50 ${r.p50Ms} ms, max ${r.maxMs} ms, ${r.series} series, ${r.dayCells} day cells, ${r.bytes} bytes`);
+      for (const r of reads) log(`rollups ${kind}: daily ${r.name}: p50 ${r.p50Ms} ms, max ${r.maxMs} ms (in turn ${r.eachMs.join(', ')}), ${r.series} series, ${r.dayCells} day cells, ${r.bytes} bytes`);
       return {
         withoutManifest,
         withManifest,
