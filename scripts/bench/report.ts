@@ -77,6 +77,8 @@ export interface RollupFigures {
   delay: { p50UpToSeconds: number; p99UpToSeconds: number; batches: number; backlogAtEnd: { batches: number; oldestSeconds: number }; drainedSeconds: number };
   recompute: { eventsInTable: number; seconds: number; loadSeconds: number; during: HttpFigures; ingestRatio: number };
   reads: { name: string; requests: number; p50Ms: number; maxMs: number; series: number; dayCells: number; bytes: number }[];
+  /** How busy the machine was when the reads began (they wait for it as every measurement does). */
+  readsQuietBefore: Quiet;
 }
 
 export interface DatabaseFigures {
