@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import type { DailyParts } from '../src/data/rollups';
 import type { DailyAnswer } from '../src/domain/rollup-read';
 import { SeriesWrittenAhead, writeDailyStatistics } from '../src/handlers/console/daily-statistics-json';
-import { JsonBytes, WrittenAhead, jsonPiece } from '../src/http/json-bytes';
+import { JsonBytes, WrittenAhead, jsonNumber, jsonPiece } from '../src/http/json-bytes';
 
 /** A JsonBytes whose chunks are kept, and the text they make once it has ended. */
 function written(): { out: JsonBytes; chunks: Buffer[]; text: () => string } {
@@ -25,19 +25,14 @@ describe('JSON written as bytes (JsonBytes)', () => {
     fc.assert(
       fc.property(fc.array(numbers), (values) => {
         const { out, text } = written();
-        out.piece(jsonPiece('['));
-        values.forEach((v, i) => {
-          if (i > 0) out.piece(jsonPiece(','));
-          out.number(v);
-        });
-        out.piece(jsonPiece(']'));
+        out.ascii(`[${values.map(jsonNumber).join(',')}]`);
         assert.equal(text(), JSON.stringify(values));
       }),
       { numRuns: 500 },
     );
   });
 
-  it('writes values and pieces whole across chunks, in UTF-8', () => {
+  it('writes values, pieces and ASCII text whole across chunks, in UTF-8', () => {
     const { out, chunks, text } = written();
     const long = 'é€😀"\\\n'.repeat(200_000);
     const values: unknown[] = [];
@@ -47,7 +42,9 @@ describe('JSON written as bytes (JsonBytes)', () => {
       out.piece(jsonPiece(','));
       out.piece(jsonPiece(JSON.stringify('x'.repeat(40 + i))));
       out.piece(jsonPiece(','));
-      values.push({ long, i }, 'x'.repeat(40 + i));
+      out.ascii(JSON.stringify(`${'y'.repeat(700_000)}${i}`));
+      out.piece(jsonPiece(','));
+      values.push({ long, i }, 'x'.repeat(40 + i), `${'y'.repeat(700_000)}${i}`);
     }
     out.value(null);
     values.push(null);

@@ -8,6 +8,11 @@ const CHUNK_BYTES = 1 << 20;
 // Copying short pieces byte by byte beats Buffer#set's call for them.
 const SHORT_COPY = 32;
 
+/** A number as JSON.stringify writes it: null for what is not finite. */
+export function jsonNumber(value: number | null): string {
+  return value !== null && Number.isFinite(value) ? String(value) : 'null';
+}
+
 /** Text that is already JSON, or a part of it (punctuation, keys, a stringified constant), encoded once. */
 export function jsonPiece(text: string): Uint8Array {
   return Buffer.from(text, 'utf8');
@@ -54,30 +59,17 @@ export class JsonBytes {
     this.pos = p;
   }
 
-  /** A number as JSON.stringify writes it (null for null and for what is not finite). */
-  number(value: number | null): void {
-    // Whole numbers up to 15 digits, the usual case by far, digit by digit; String() for the rest.
-    if (value !== null && value >= 0 && value < 1e15 && Number.isInteger(value)) {
-      this.room(15);
-      const buf = this.buf;
-      let digits = 1;
-      for (let n = value; n >= 10; n = Math.floor(n / 10)) digits++;
-      let p = this.pos + digits;
-      this.pos = p;
-      let n = value;
-      do {
-        const rest = Math.floor(n / 10);
-        buf[--p] = 48 + (n - rest * 10);
-        n = rest;
-      } while (n > 0);
-      return;
-    }
-    const text = value !== null && Number.isFinite(value) ? String(value) : 'null';
+  /**
+   * Text that is all ASCII (numbers, keys, days: the cells of a series), written as it is. One
+   * string a series, built by concatenation, takes half the time of writing each of its cells'
+   * pieces and numbers here one by one.
+   */
+  ascii(text: string): void {
     this.room(text.length);
     this.pos += this.buf.write(text, this.pos, 'latin1');
   }
 
-  /** Any JSON value but a bare number (see `number`), through JSON.stringify. */
+  /** Any JSON value, through JSON.stringify. */
   value(value: object | string | boolean | null): void {
     const text = JSON.stringify(value);
     this.room(Buffer.byteLength(text));
