@@ -23,7 +23,7 @@
 // BENCH_DATABASES (sqlite,postgres), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test),
 // BENCH_GROWTH (1; 0 skips), BENCH_GROWTH_EVENTS (2000000), BENCH_RETENTION (1; 0 skips the growth run with the
 // retention sweep), BENCH_ROLLUPS (1; 0 skips the rollups figures), BENCH_ROLLUP_EVENTS (10000000),
-// BENCH_ROLLUP_READS (5 timed requests per read), BENCH_PROFILE (0; 1 adds a profiled
+// BENCH_ROLLUP_READS (15 timed requests per read, as make bench-daily times), BENCH_PROFILE (0; 1 adds a profiled
 // service run per database and summarizes it), BENCH_LOG_LEVEL (server LOG_LEVEL, warn),
 // BENCH_RESULTS_DIR (bench/results), BENCH_QUIET_PCT (15) and BENCH_QUIET_WAIT (s, 30): before each
 // measurement, wait that long at most for the machine to be that idle.
@@ -86,7 +86,7 @@ const settings = {
   retention: process.env.BENCH_RETENTION !== '0',
   rollups: process.env.BENCH_ROLLUPS !== '0',
   rollupEvents: numberEnv('BENCH_ROLLUP_EVENTS', 10_000_000),
-  rollupReads: numberEnv('BENCH_ROLLUP_READS', 5),
+  rollupReads: numberEnv('BENCH_ROLLUP_READS', 15),
   retentionDays: 60,
   profile: process.env.BENCH_PROFILE === '1',
   serverLogLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
