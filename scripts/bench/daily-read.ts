@@ -21,7 +21,8 @@ import { projectRoot } from '../../src/paths';
 import { formatProfile, summarizeProfile } from './profile';
 import { ensureWorkers } from './raw';
 import type { Kind } from './report';
-import { benchManifest, lastDays, listsSettled, ownerSession, putManifest, recomputeDone, slugOf, timeRead, type ReadFigures } from './rollups';
+import { benchManifest, lastDays, listsSettled, ownerSession, putManifest, recomputeDone, slugOf, timeRead } from './rollups';
+import type { ReadFigures } from './read-client';
 import { startBuiltServer } from './server-process';
 import { benchPostgresUrl, databasesEnv, freshTarget, numberEnv, postgresReachable, setUp, type Setup, type Target } from './targets';
 

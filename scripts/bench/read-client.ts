@@ -1,6 +1,16 @@
 // The timed reads of timeRead (rollups.ts), in a process of their own: `node read-client.js '<ReadRequest as JSON>'`
 // prints the ReadFigures as JSON.
-import type { ReadFigures } from './rollups';
+export interface ReadFigures {
+  name: string;
+  requests: number;
+  p50Ms: number;
+  maxMs: number;
+  /** Each request's time, in the order made. */
+  eachMs: number[];
+  series: number;
+  dayCells: number;
+  bytes: number;
+}
 
 export interface ReadRequest {
   base: string;

@@ -9,7 +9,7 @@ import { openDatabase } from '../../src/data/db';
 import { unlistedDays } from '../../src/data/rollups';
 import { closedBefore } from '../../src/domain/rollups';
 import { setPassword } from '../../src/domain/sessions';
-import type { ReadRequest } from './read-client';
+import type { ReadFigures, ReadRequest } from './read-client';
 import type { Setup, Target } from './targets';
 import { eventKinds } from './workload';
 
@@ -129,18 +129,6 @@ export async function ownerSession(target: Target, setup: Setup, base: string): 
   });
   if (res.status !== 200) throw new Error(`sign-in answered ${res.status}: ${await res.text()}`);
   return (res.headers.get('set-cookie') ?? '').split(';')[0] as string;
-}
-
-export interface ReadFigures {
-  name: string;
-  requests: number;
-  p50Ms: number;
-  maxMs: number;
-  /** Each request's time, in the order made. */
-  eachMs: number[];
-  series: number;
-  dayCells: number;
-  bytes: number;
 }
 
 /**
