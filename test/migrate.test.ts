@@ -151,6 +151,26 @@ describe(`Migrations at start (${testDialect})`, () => {
       await db.close();
     }
   });
+  it("011 (PostgreSQL): event ids compare in code-unit order even where the database's collation is a language's", async function () {
+    if (testDialect !== 'postgres') this.skip();
+    const db = openDatabase(await freshDatabaseConfig());
+    try {
+      await migrate(db, '010_day_list_tags');
+      const collation = async () =>
+        (
+          await sql<{ collation: string }>`select collation_name as collation from information_schema.columns
+            where table_schema = current_schema() and table_name = 'events' and column_name = 'id'`.execute(db.kysely)
+        ).rows;
+      // In English "~" sorts before letters, and "-" and "_" before them: the ids a batch drew are no range.
+      await sql`alter table events alter column id type text collate "en-x-icu"`.execute(db.kysely);
+      assert.deepEqual(await collation(), [{ collation: 'en-x-icu' }]);
+      await migrate(db);
+      assert.deepEqual(await collation(), [{ collation: 'C' }]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('010 drops the lists made before tags (the rollups worker lists their days again), and lists then carry one', async () => {
     const db = openDatabase(await freshDatabaseConfig());
     try {

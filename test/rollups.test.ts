@@ -534,6 +534,35 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     assert.deepEqual(body.items[0]?.total, { value: 50, count: 50 });
   });
 
+  it('PostgreSQL: a drain adds the events of the batches it took only, though the ids of others lie between theirs', async function () {
+    const w = await rollupWorld();
+    if (w.db.dialect !== 'postgres') this.skip();
+    await w.putManifest([w.def('done')]);
+    await w.catchUp();
+    const at = (hour: number) => ({ timestamp: `2026-11-02T${hour}:00:00Z` });
+    await w.send([at(10), at(11)]);
+    const [held] = await w.send([at(12), at(13), at(14)]);
+    await w.send([at(15), at(16), at(17), at(18)]);
+    // Drawn apart from the others: read as a second range of ids.
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    await w.send([at(19)]);
+    const drained = await w.db.kysely.transaction().execute(async (trx) => {
+      // Another instance holds the middle batch.
+      await trx
+        .selectFrom('rollup_outbox')
+        .select('id')
+        .where('id', '=', held ?? '')
+        .forUpdate()
+        .execute();
+      return w.db.kysely.transaction().execute((other) => drainRollupOutbox(other, { claim: 10 }));
+    });
+    assert.equal(drained.createdAt.length, 3);
+    const total = async () => (await w.dailyNow({ from: '2026-11-02', to: '2026-11-02' })).items[0]?.total;
+    assert.deepEqual(await total(), { value: 7, count: 7 });
+    await w.catchUp();
+    assert.deepEqual(await total(), { value: 10, count: 10 });
+  });
+
   /** Drains the waiting batches as the rollups worker does, without the events this process kept; answers the statements run. */
   async function drainRecorded(w: Awaited<ReturnType<typeof rollupWorld>>): Promise<{ drained: Drained; statements: string[] }> {
     const statements: string[] = [];

@@ -14,6 +14,7 @@ import { outboxSpan } from './migrations/007_outbox_span';
 import { dayLists } from './migrations/008_day_lists';
 import { rollupFillfactor } from './migrations/009_rollup_fillfactor';
 import { dayListTags } from './migrations/010_day_list_tags';
+import { eventIdOrder } from './migrations/011_event_id_order';
 import type { Database } from './schema';
 import { withPreparedStatements } from './postgres';
 import { openSqlite, sqliteKysely } from './sqlite';
@@ -60,6 +61,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '008_day_lists': dayLists(dialect),
     '009_rollup_fillfactor': rollupFillfactor(dialect),
     '010_day_list_tags': dayListTags,
+    '011_event_id_order': eventIdOrder(dialect),
   };
 }
 

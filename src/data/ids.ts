@@ -4,6 +4,7 @@ export type IdPrefix = 'org' | 'mem' | 'app' | 'con' | 'key' | 'wkr' | 'evt' | '
 
 const RANDOM_BYTES = 9;
 const RANDOM_CHARS = 12;
+const TIME_CHARS = 9;
 
 /**
  * Prefixed ids that sort by creation time: 9 base-36 digits of milliseconds
@@ -19,12 +20,23 @@ export function withNewIds<T extends object>(prefix: IdPrefix, items: T[]): Arra
   return items.map((item, i) => ({ ...item, id: head + random.slice(i * RANDOM_CHARS, (i + 1) * RANDOM_CHARS) }));
 }
 
+/**
+ * The ids one draw of withNewIds made with `id`, as a range in code-unit
+ * order (PostgreSQL's "C" collation): they share its prefix and
+ * milliseconds, and base64url's characters all sort before "~". With `ms`,
+ * when they were drawn.
+ */
+export function idsDrawnWith(id: string): { from: string; to: string; ms: number } {
+  const head = id.slice(0, id.indexOf('_') + 1 + TIME_CHARS);
+  return { from: head, to: `${head}~`, ms: parseInt(head.slice(-TIME_CHARS), 36) };
+}
+
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${timePart()}${randomBytes(RANDOM_BYTES).toString('base64url')}`;
 }
 
 function timePart(): string {
-  return Date.now().toString(36).padStart(9, '0');
+  return Date.now().toString(36).padStart(TIME_CHARS, '0');
 }
 
 export function nowIso(): string {
