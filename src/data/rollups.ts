@@ -70,15 +70,34 @@ export async function insertOutbox(db: Executor, batch: { orgId: string; appId: 
  * run one at a time.
  */
 export async function claimOutbox(db: Executor, dialect: Dialect, limit: number): Promise<OutboxBatch[]> {
-  const query = db.selectFrom('rollup_outbox').selectAll().where('applied_generation', 'is', null).orderBy('id').limit(limit);
+  // Not the event ids (a drain's are a megabyte of JSON): most drains never need them (see outboxEventIds).
+  const query = db
+    .selectFrom('rollup_outbox')
+    .select(['id', 'org_id', 'created_at', 'first_ts', 'last_ts'])
+    .where('applied_generation', 'is', null)
+    .orderBy('id')
+    .limit(limit);
   const rows = await (dialect === 'postgres' ? query.forUpdate().skipLocked().execute() : query.execute());
   return rows.map((row) => ({
     id: row.id,
     orgId: row.org_id,
     createdAt: row.created_at,
-    eventIds: stringList(row.event_ids),
     span: row.first_ts !== null && row.last_ts !== null ? { first: row.first_ts, last: row.last_ts } : undefined,
   }));
+}
+
+/** The ids of the events of the batches `ids`, for the service to read and sum them. */
+export async function outboxEventIds(db: Executor, ids: string[]): Promise<string[]> {
+  const eventIds: string[] = [];
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db
+      .selectFrom('rollup_outbox')
+      .select('event_ids')
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute();
+    for (const row of rows) eventIds.push(...stringList(row.event_ids));
+  }
+  return eventIds;
 }
 
 /** The first and last of some events' timestamps (normalized: they compare as strings). */
@@ -103,7 +122,6 @@ export interface OutboxBatch {
   id: string;
   orgId: string;
   createdAt: string;
-  eventIds: string[];
   /** Undefined only for a batch that waited from before spans were kept and whose events are all gone. */
   span: TimeSpan | undefined;
 }

@@ -10,6 +10,7 @@ import {
   eventsByIds,
   manifestsOfOrg,
   markOutboxApplied,
+  outboxEventIds,
   readState,
   stateFor,
   waitingOutbox,
@@ -135,12 +136,7 @@ export const drainRollupOutbox: WriteJob<{ claim: number }, Drained> = async (tr
       );
       if (inDatabase === 'unreadable') unreadable.push(orgId);
       if (inDatabase !== 'added') {
-        const parts = await sumEvents(
-          trx,
-          batches.flatMap((b) => b.eventIds),
-          definitions,
-          timeZone,
-        );
+        const parts = await sumEvents(trx, await outboxEventIds(trx, ids), definitions, timeZone);
         await addParts(trx, orgId, generation, parts.take());
       }
     }
@@ -210,8 +206,8 @@ export class CommittedEvents {
 /**
  * Adds to `parts` the events `committed` kept of `batches`, a few thousand at
  * a time with the thread's other work in between, as sumEvents does (a
- * drain's 60,000 events at once would hold requests up); answers the event
- * ids of the batches it did not keep, to be read.
+ * drain's 60,000 events at once would hold requests up); answers the ids of
+ * the batches it did not keep, whose events are to be read.
  */
 async function addKeptEvents(
   parts: PartsAccumulator,
@@ -225,7 +221,7 @@ async function addKeptEvents(
   for (const batch of batches) {
     const kept = committed?.of(batch.id);
     if (!kept) {
-      unread.push(...batch.eventIds);
+      unread.push(batch.id);
       continue;
     }
     if (added >= EVENTS_PER_READ) {
@@ -262,7 +258,7 @@ export async function sumWaitingBatches(db: Executor, claim: number, committed?:
     const parts = new PartsAccumulator();
     if (definesAny(definitions)) {
       const unread = await addKeptEvents(parts, batches, committed, definitions, timeZone);
-      await sumEvents(db, unread, definitions, timeZone, parts);
+      if (unread.length > 0) await sumEvents(db, await outboxEventIds(db, unread), definitions, timeZone, parts);
     }
     summed.push({
       orgId,
