@@ -171,6 +171,31 @@ describe(`Migrations at start (${testDialect})`, () => {
     }
   });
 
+  it('012 drops the lists of event ids from the outbox, keeping the batches that wait', async () => {
+    const db = openDatabase(await freshDatabaseConfig());
+    try {
+      await migrate(db, '011_event_id_order');
+      await sql`insert into rollup_outbox (id, org_id, app_id, event_ids, first_ts, last_ts, created_at)
+        values ('evt_a', 'org_1', 'app_1', '["evt_a","evt_b"]', '2026-11-01T10:00:00.000Z', '2026-11-01T11:00:00.000Z', '2026-11-04T00:00:00.000Z')`.execute(
+        db.kysely,
+      );
+      await migrate(db);
+      assert.deepEqual(await db.kysely.selectFrom('rollup_outbox').selectAll().execute(), [
+        {
+          id: 'evt_a',
+          org_id: 'org_1',
+          app_id: 'app_1',
+          first_ts: '2026-11-01T10:00:00.000Z',
+          last_ts: '2026-11-01T11:00:00.000Z',
+          created_at: '2026-11-04T00:00:00.000Z',
+          applied_generation: null,
+        },
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('010 drops the lists made before tags (the rollups worker lists their days again), and lists then carry one', async () => {
     const db = openDatabase(await freshDatabaseConfig());
     try {

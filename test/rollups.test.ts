@@ -563,28 +563,22 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     assert.deepEqual(await total(), { value: 10, count: 10 });
   });
 
-  /** Drains the waiting batches as the rollups worker does, without the events this process kept; answers the statements run and the columns they answered. */
-  async function drainRecorded(
-    w: Awaited<ReturnType<typeof rollupWorld>>,
-  ): Promise<{ drained: Drained; statements: string[]; columns: Set<string> }> {
+  /** Drains the waiting batches as the rollups worker does, without the events this process kept; answers the statements run. */
+  async function drainRecorded(w: Awaited<ReturnType<typeof rollupWorld>>): Promise<{ drained: Drained; statements: string[] }> {
     const statements: string[] = [];
-    const columns = new Set<string>();
     const recorder: KyselyPlugin = {
       transformQuery: ({ node, queryId }) => {
         statements.push(w.db.kysely.getExecutor().compileQuery(node, queryId).sql);
         return node;
       },
-      transformResult: async ({ result }) => {
-        for (const row of result.rows) for (const column of Object.keys(row)) columns.add(column);
-        return result;
-      },
+      transformResult: async ({ result }) => result,
     };
     const drained =
       w.db.dialect === 'postgres'
         ? await w.db.kysely.transaction().execute((trx) => drainRollupOutbox(trx.withPlugin(recorder), { claim: 10 }))
         : await runWrite(w.db, 'addSummedBatches', await sumWaitingBatches(w.db.kysely.withPlugin(recorder), 10));
     assert.ok(statements.length > 0);
-    return { drained, statements, columns };
+    return { drained, statements };
   }
 
   const readsEvents = (text: string) => /\bfrom "?events"?(\s|$)/i.test(text);
@@ -603,11 +597,9 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     await w.catchUp();
     // Out of order: the batch's first and last events are not its earliest and latest.
     await w.send([{ timestamp: '2026-11-02T10:00:00Z' }, { timestamp: '2026-11-03T10:00:00Z' }, { timestamp: '2026-11-01T10:00:00Z' }]);
-    const { drained, statements, columns } = await drainRecorded(w);
+    const { drained, statements } = await drainRecorded(w);
     assert.equal(drained.createdAt.length, 1, 'the batch was added');
     assert.equal(statements.filter(readsEvents).length, 1, statements.join('\n'));
-    // PostgreSQL finds them from the batches' ids: their lists of event ids (a drain's are a megabyte) are not read.
-    assert.equal(columns.has('event_ids'), w.db.dialect === 'sqlite');
     const body = await w.dailyNow({ from: '2026-11-01', to: '2026-11-03' });
     assert.deepEqual(dayValues(body.items[0]), [
       ['2026-11-01', 1, 1],

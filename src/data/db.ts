@@ -15,6 +15,7 @@ import { dayLists } from './migrations/008_day_lists';
 import { rollupFillfactor } from './migrations/009_rollup_fillfactor';
 import { dayListTags } from './migrations/010_day_list_tags';
 import { eventIdOrder } from './migrations/011_event_id_order';
+import { outboxWithoutEventIds } from './migrations/012_outbox_without_event_ids';
 import type { Database } from './schema';
 import { withPreparedStatements } from './postgres';
 import { openSqlite, sqliteKysely } from './sqlite';
@@ -62,6 +63,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '009_rollup_fillfactor': rollupFillfactor(dialect),
     '010_day_list_tags': dayListTags,
     '011_event_id_order': eventIdOrder(dialect),
+    '012_outbox_without_event_ids': outboxWithoutEventIds,
   };
 }
 

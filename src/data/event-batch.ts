@@ -105,8 +105,8 @@ export async function storeBatchInOneStatement(
     ),
     -- The rollups' outbox row of the batch, known by its first event's id, as insertOutbox writes it.
     outbox as (
-      insert into rollup_outbox (id, org_id, app_id, event_ids, first_ts, last_ts, created_at, applied_generation)
-      select (array_agg(b.id order by b.o))[1], p.org_id, p.app_id, to_json(array_agg(b.id order by b.o))::text,
+      insert into rollup_outbox (id, org_id, app_id, first_ts, last_ts, created_at, applied_generation)
+      select (array_agg(b.id order by b.o))[1], p.org_id, p.app_id,
              min(b.ts collate "C"), max(b.ts collate "C"), ${new Date().toISOString()}, null
       from kept b, p
       group by p.org_id, p.app_id

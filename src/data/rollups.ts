@@ -54,7 +54,6 @@ export async function insertOutbox(db: Executor, batch: { orgId: string; appId: 
       id: first.id,
       org_id: batch.orgId,
       app_id: batch.appId,
-      event_ids: JSON.stringify(batch.events.map((e) => e.id)),
       first_ts: span.first,
       last_ts: span.last,
       created_at: new Date().toISOString(),
@@ -70,7 +69,6 @@ export async function insertOutbox(db: Executor, batch: { orgId: string; appId: 
  * run one at a time.
  */
 export async function claimOutbox(db: Executor, dialect: Dialect, limit: number): Promise<OutboxBatch[]> {
-  // Not the event ids (a drain's are a megabyte of JSON): most drains never need them (see outboxEventIds).
   const query = db
     .selectFrom('rollup_outbox')
     .select(['id', 'org_id', 'created_at', 'first_ts', 'last_ts'])
@@ -86,19 +84,7 @@ export async function claimOutbox(db: Executor, dialect: Dialect, limit: number)
   }));
 }
 
-/** The ids of the events of the batches `ids`, for the service to read and sum them. */
-export async function outboxEventIds(db: Executor, ids: string[]): Promise<string[]> {
-  const eventIds: string[] = [];
-  for (let i = 0; i < ids.length; i += 500) {
-    const rows = await db
-      .selectFrom('rollup_outbox')
-      .select('event_ids')
-      .where('id', 'in', ids.slice(i, i + 500))
-      .execute();
-    for (const row of rows) eventIds.push(...stringList(row.event_ids));
-  }
-  return eventIds;
-}
+
 
 /** The first and last of some events' timestamps (normalized: they compare as strings). */
 export interface TimeSpan {
@@ -203,12 +189,13 @@ export async function oldestWaiting(db: Executor, orgId: string): Promise<string
   return row?.oldest ?? undefined;
 }
 
-export async function eventsByIds(db: Executor, ids: string[]): Promise<StoredEvent[]> {
-  const rows: StoredEvent[] = [];
-  for (let i = 0; i < ids.length; i += 500) {
-    rows.push(...(await db.selectFrom('events').select(eventFields).where('id', 'in', ids.slice(i, i + 500)).execute()));
-  }
-  return rows;
+/** The events of the batches `ids` (see inBatches). */
+export async function eventsOfBatches(db: Executor, ids: string[]): Promise<StoredEvent[]> {
+  return db
+    .selectFrom('events as e')
+    .select(eventFields.map((field) => `e.${field}` as const))
+    .where(inBatches(ids))
+    .execute();
 }
 
 /** A position in the organization's events, in (`ts`, `id`) order. */
@@ -302,22 +289,24 @@ export interface OutboxBatches {
 const BATCHES_APART_MS = 2_000;
 
 /**
- * Where the batches' events are in the primary key (of "C" collation,
+ * The events (`e`) of the batches `ids`, found where they are in the primary
+ * key (in code-unit order on both databases, see
  * src/data/migrations/011_event_id_order.ts): a batch's event ids were drawn
  * together (its outbox row's is the first), so batches drawn close together
  * are one range, read in key order, kept by batch_id. Each event looked up by
  * its id instead cost PostgreSQL 170-200 ms a drain of 33,200 events (one
- * index descent each) against about 20 ms (measured).
+ * index descent each) against about 20 ms (measured), and the outbox had to
+ * keep every batch's list of ids.
  */
-function eventsOf(batches: OutboxBatches) {
+function inBatches(ids: string[]) {
   const ranges: { from: string; to: string; ms: number }[] = [];
-  for (const drawn of [...batches.ids].sort().map(idsDrawnWith)) {
+  for (const drawn of [...ids].sort().map(idsDrawnWith)) {
     const last = ranges[ranges.length - 1];
     if (last && drawn.ms - last.ms <= BATCHES_APART_MS) Object.assign(last, { to: drawn.to, ms: drawn.ms });
     else ranges.push(drawn);
   }
   const within = ranges.map(({ from, to }) => sql`(e.id >= ${from} and e.id <= ${to})`);
-  return sql`(${sql.join(within, sql` or `)}) and e.batch_id = any(${batches.ids}::text[])`;
+  return sql<boolean>`(${sql.join(within, sql` or `)}) and e.batch_id in (${sql.join(ids)})`;
 }
 
 // What sumInDatabase reads of an event.
@@ -362,7 +351,7 @@ export async function addBatchesInDatabase(
   const read = sql`
       select ${summedColumns}
         from events e
-       where e.org_id = ${batches.orgId} and ${eventsOf(batches)}`;
+       where e.org_id = ${batches.orgId} and ${inBatches(batches.ids)}`;
   await sumInDatabase(db, batches, { read, counts: sql`true`, tells: false }, definitions, days);
 }
 

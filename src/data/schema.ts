@@ -211,8 +211,6 @@ export interface RollupOutboxTable {
   id: string;
   org_id: string;
   app_id: string;
-  /** JSON array of the batch's event ids. */
-  event_ids: string;
   /** The batch's first and last event time; null only for a batch waiting before they were kept whose events are all gone. */
   first_ts: string | null;
   last_ts: string | null;

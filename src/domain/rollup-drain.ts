@@ -7,10 +7,9 @@ import {
   addParts,
   claimOutbox,
   deleteOutbox,
-  eventsByIds,
+  eventsOfBatches,
   manifestsOfOrg,
   markOutboxApplied,
-  outboxEventIds,
   readState,
   stateFor,
   waitingOutbox,
@@ -36,9 +35,10 @@ import { packCells, PartsAccumulator, unpackCells, type PackedCells, type Rollup
 
 // Batches whose events span more (a backfill, say) are summed by the service: the days PostgreSQL is given stay few.
 const MAX_BATCH_SPAN_MS = 31 * 86_400_000;
-// Events read per statement when the service sums them; the thread's other work runs between two reads (each
-// pause lets a round of requests through, so fewer, larger reads finish a drain sooner).
-const EVENTS_PER_READ = 2_000;
+// Events the service sums between two turns of the thread's other work (each pause lets a round of requests
+// through, so fewer, larger steps finish a drain sooner); batches it reads back, it reads this many at a time.
+const EVENTS_PER_TURN = 2_000;
+const BATCHES_PER_READ = 20;
 
 function rollupEventOf(event: StoredEvent): RollupEvent {
   return {
@@ -73,17 +73,17 @@ export function addStoredEvents(
   for (const event of events) parts.add(definitions.get(event.app_id) ?? [], rollupEventOf(event), timeZone);
 }
 
-/** Adds the parts of the events `ids`, read a few hundred at a time with the thread's other work in between. */
-async function sumEvents(
+/** Adds the parts of the events of the batches `ids`, read a few batches at a time with the thread's other work in between. */
+async function sumBatches(
   db: Executor,
   ids: string[],
   definitions: Map<string, Definition[]>,
   timeZone: string,
   parts = new PartsAccumulator(),
 ): Promise<PartsAccumulator> {
-  for (let i = 0; i < ids.length; i += EVENTS_PER_READ) {
+  for (let i = 0; i < ids.length; i += BATCHES_PER_READ) {
     if (i > 0) await nextTurn();
-    addStoredEvents(parts, await eventsByIds(db, ids.slice(i, i + EVENTS_PER_READ)), definitions, timeZone);
+    addStoredEvents(parts, await eventsOfBatches(db, ids.slice(i, i + BATCHES_PER_READ)), definitions, timeZone);
   }
   return parts;
 }
@@ -136,7 +136,7 @@ export const drainRollupOutbox: WriteJob<{ claim: number }, Drained> = async (tr
       );
       if (inDatabase === 'unreadable') unreadable.push(orgId);
       if (inDatabase !== 'added') {
-        const parts = await sumEvents(trx, await outboxEventIds(trx, ids), definitions, timeZone);
+        const parts = await sumBatches(trx, ids, definitions, timeZone);
         await addParts(trx, orgId, generation, parts.take());
       }
     }
@@ -205,7 +205,7 @@ export class CommittedEvents {
 
 /**
  * Adds to `parts` the events `committed` kept of `batches`, a few thousand at
- * a time with the thread's other work in between, as sumEvents does (a
+ * a time with the thread's other work in between, as sumBatches does (a
  * drain's 60,000 events at once would hold requests up); answers the ids of
  * the batches it did not keep, whose events are to be read.
  */
@@ -224,7 +224,7 @@ async function addKeptEvents(
       unread.push(batch.id);
       continue;
     }
-    if (added >= EVENTS_PER_READ) {
+    if (added >= EVENTS_PER_TURN) {
       await nextTurn();
       added = 0;
     }
@@ -258,7 +258,7 @@ export async function sumWaitingBatches(db: Executor, claim: number, committed?:
     const parts = new PartsAccumulator();
     if (definesAny(definitions)) {
       const unread = await addKeptEvents(parts, batches, committed, definitions, timeZone);
-      if (unread.length > 0) await sumEvents(db, await outboxEventIds(db, unread), definitions, timeZone, parts);
+      await sumBatches(db, unread, definitions, timeZone, parts);
     }
     summed.push({
       orgId,
