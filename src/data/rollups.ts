@@ -84,8 +84,6 @@ export async function claimOutbox(db: Executor, dialect: Dialect, limit: number)
   }));
 }
 
-
-
 /** The first and last of some events' timestamps (normalized: they compare as strings). */
 export interface TimeSpan {
   first: string;
