@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { migrate, migrationNames, openDatabase, pendingMigrations } from '../src/data/db';
+import { migrate, migrationNames, openDatabase, pendingMigrations, type Db } from '../src/data/db';
 import { freshDatabaseConfig, testDialect } from './support/database';
 import { databaseUrlOf } from './support/fixtures';
 
@@ -18,6 +18,16 @@ function migrateInProcess(databaseUrl: string, startAt: number): Promise<{ code:
   child.stdout.on('data', (chunk) => (out += String(chunk)));
   child.stderr.on('data', (chunk) => (err += String(chunk)));
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out, err })));
+}
+
+/** Runs `work` on a database of its own, with no migration applied, and closes it. */
+async function onFreshDatabase(work: (db: Db) => Promise<void>): Promise<void> {
+  const db = openDatabase(await freshDatabaseConfig());
+  try {
+    await work(db);
+  } finally {
+    await db.close();
+  }
 }
 
 describe(`Migrations at start (${testDialect})`, () => {
@@ -49,8 +59,7 @@ describe(`Migrations at start (${testDialect})`, () => {
   });
 
   it('006 keeps every part of the rollups; on SQLite their tables then hold their rows in key order (WITHOUT ROWID)', async () => {
-    const db = openDatabase(await freshDatabaseConfig());
-    try {
+    await onFreshDatabase(async (db) => {
       await migrate(db, '005_rollups');
       const key = { org_id: 'org_1', generation: 1, statistic_id: 'app.done', day: '2026-11-02', pillar: 'DELIVERY' };
       const parts = { count: 3, sum: 1.25, numerator: 2, denominator: 3 };
@@ -80,14 +89,11 @@ describe(`Migrations at start (${testDialect})`, () => {
         assert.equal(tables.rows.length, 2);
         for (const { sql: text } of tables.rows) assert.match(text, /without rowid\s*$/i);
       }
-    } finally {
-      await db.close();
-    }
+    });
   });
   it("009 leaves a third of the parts tables' new pages free on PostgreSQL, for updates that change no index entry", async function () {
     if (testDialect !== 'postgres') this.skip();
-    const db = openDatabase(await freshDatabaseConfig());
-    try {
+    await onFreshDatabase(async (db) => {
       await migrate(db);
       const { rows } = await sql<{ relname: string; reloptions: string[] | null }>`
         select relname, reloptions from pg_class
@@ -98,14 +104,11 @@ describe(`Migrations at start (${testDialect})`, () => {
         { relname: 'rollup_days', reloptions: ['fillfactor=70'] },
         { relname: 'rollup_org_days', reloptions: ['fillfactor=70'] },
       ]);
-    } finally {
-      await db.close();
-    }
+    });
   });
 
   it('007 gives each waiting batch the first and last time of its events, none when its events are gone', async () => {
-    const db = openDatabase(await freshDatabaseConfig());
-    try {
+    await onFreshDatabase(async (db) => {
       await migrate(db, '006_clustered_rollups');
       const event = (id: string, ts: string, orgId = 'org_1') => ({
         id,
@@ -147,14 +150,11 @@ describe(`Migrations at start (${testDialect})`, () => {
         { id: 'evt_a', first_ts: '2026-11-01T10:00:00.000Z', last_ts: '2026-11-03T10:00:00.000Z' },
         { id: 'evt_x', first_ts: null, last_ts: null },
       ]);
-    } finally {
-      await db.close();
-    }
+    });
   });
   it("011 (PostgreSQL): event ids compare in code-unit order even where the database's collation is a language's", async function () {
     if (testDialect !== 'postgres') this.skip();
-    const db = openDatabase(await freshDatabaseConfig());
-    try {
+    await onFreshDatabase(async (db) => {
       await migrate(db, '010_day_list_tags');
       const collation = async () =>
         (
@@ -166,14 +166,11 @@ describe(`Migrations at start (${testDialect})`, () => {
       assert.deepEqual(await collation(), [{ collation: 'en-x-icu' }]);
       await migrate(db);
       assert.deepEqual(await collation(), [{ collation: 'C' }]);
-    } finally {
-      await db.close();
-    }
+    });
   });
 
   it('012 drops the lists of event ids from the outbox, keeping the batches that wait', async () => {
-    const db = openDatabase(await freshDatabaseConfig());
-    try {
+    await onFreshDatabase(async (db) => {
       await migrate(db, '011_event_id_order');
       await sql`insert into rollup_outbox (id, org_id, app_id, event_ids, first_ts, last_ts, created_at)
         values ('evt_a', 'org_1', 'app_1', '["evt_a","evt_b"]', '2026-11-01T10:00:00.000Z', '2026-11-01T11:00:00.000Z', '2026-11-04T00:00:00.000Z')`.execute(
@@ -191,14 +188,11 @@ describe(`Migrations at start (${testDialect})`, () => {
           applied_generation: null,
         },
       ]);
-    } finally {
-      await db.close();
-    }
+    });
   });
 
   it('010 drops the lists made before tags (the rollups worker lists their days again), and lists then carry one', async () => {
-    const db = openDatabase(await freshDatabaseConfig());
-    try {
+    await onFreshDatabase(async (db) => {
       await migrate(db, '009_rollup_fillfactor');
       const list = { org_id: 'org_1', generation: 1, statistic_id: 'a.b', day: '2026-11-01', parts: 'count', stamp: 3, workers: 'w1 3' };
       await sql`insert into rollup_day_lists (org_id, generation, statistic_id, day, parts, stamp, workers)
@@ -212,8 +206,6 @@ describe(`Migrations at start (${testDialect})`, () => {
         .values({ ...list, tag: 't1' })
         .execute();
       assert.deepEqual(await db.kysely.selectFrom('rollup_day_lists').select(['day', 'tag']).execute(), [{ day: '2026-11-01', tag: 't1' }]);
-    } finally {
-      await db.close();
-    }
+    });
   });
 });

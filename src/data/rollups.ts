@@ -308,7 +308,7 @@ function inBatches(ids: string[]) {
 }
 
 // What sumInDatabase reads of an event.
-const summedColumns = sql.raw('e.id, e.ts, e.kind, e.batch_id, e.app_id, e.worker_id, e.event_type, e.category, e.statistic_id, e.duration, e.pillar, e.metadata');
+const summedColumns = sql.join([...eventFields, 'kind'].map((field) => sql.ref(`e.${field}`)));
 
 /**
  * PostgreSQL: adds the chunk's events that count (as readChunk tells them)
