@@ -6,16 +6,18 @@ import { changeAllowedEventTypes, createApp, issueKey, updateOrganization } from
 import { firstWholeDay, RetentionSweeper } from '../src/domain/retention';
 import { verifyRollups } from '../src/domain/rollup-verify';
 import { DayListCache } from '../src/data/day-list-cache';
+import type { Db } from '../src/data/db';
 import { addParts, deleteRollupsBefore, readState, readWorkerDays, unlistedDays } from '../src/data/rollups';
-import { CommittedEvents, drainRollupOutbox, sumWaitingBatches, type Drained } from '../src/domain/rollup-drain';
+import { CommittedSums, drainRollupOutbox, sumWaitingBatches, type Drained } from '../src/domain/rollup-drain';
 import { RollupWorker } from '../src/domain/rollups';
+import { unpackCells } from '../src/domain/rollup-rules';
 import { runWrite } from '../src/domain/writes';
 import { databaseUrlOf, silentLogger } from './support/fixtures';
 import { client } from './support/client';
 import { signIn } from './support/console';
 import { ingest } from './support/console-data';
 import { eventually } from './support/eventually';
-import { dayValues, definition, rollupWorld } from './support/rollups';
+import { dayValues, definition, rollupWorld, storedDefinition } from './support/rollups';
 
 const DAILY = '/api/v1/console/statistics/daily';
 
@@ -458,6 +460,19 @@ describe('Daily rollups: a recompute values stored events as new batches are val
   });
 });
 
+/** What `work` answers while another transaction (another instance) holds the outbox row of the batch `batchId`. */
+async function whileHeld<T>(db: Db, batchId: string | undefined, work: () => Promise<T>): Promise<T> {
+  return db.kysely.transaction().execute(async (trx) => {
+    await trx
+      .selectFrom('rollup_outbox')
+      .select('id')
+      .where('id', '=', batchId ?? '')
+      .forUpdate()
+      .execute();
+    return work();
+  });
+}
+
 describe('Daily rollups: workers, exactly once, leases', () => {
   it('keeps adding without a pause while a backlog is waiting: the pause is only for batches committed after the last', async () => {
     const w = await rollupWorld({ rollups: { claim: 2, coalesceMs: 600_000, pollMs: 600_000 } });
@@ -546,17 +561,11 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     // Drawn apart from the others: read as a second range of ids.
     await new Promise((resolve) => setTimeout(resolve, 2_100));
     await w.send([at(19)]);
-    const drained = await w.db.kysely.transaction().execute(async (trx) => {
-      // Another instance holds the middle batch.
-      await trx
-        .selectFrom('rollup_outbox')
-        .select('id')
-        .where('id', '=', held ?? '')
-        .forUpdate()
-        .execute();
-      return w.db.kysely.transaction().execute((other) => drainRollupOutbox(other, { claim: 10 }));
-    });
-    assert.equal(drained.createdAt.length, 3);
+    // Another instance holds the middle batch.
+    const drained = await whileHeld(w.db, held, () =>
+      w.db.kysely.transaction().execute((other) => drainRollupOutbox(other, { claim: 10 })),
+    );
+    assert.equal(drained.added.length, 3);
     const total = async () => (await w.dailyNow({ from: '2026-11-02', to: '2026-11-02' })).items[0]?.total;
     assert.deepEqual(await total(), { value: 7, count: 7 });
     await w.catchUp();
@@ -576,7 +585,10 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     const drained =
       w.db.dialect === 'postgres'
         ? await w.db.kysely.transaction().execute((trx) => drainRollupOutbox(trx.withPlugin(recorder), { claim: 10 }))
-        : await runWrite(w.db, 'addSummedBatches', await sumWaitingBatches(w.db.kysely.withPlugin(recorder), 10));
+        : await runWrite(w.db, 'addSummedBatches', {
+            dialect: 'sqlite',
+            summed: await sumWaitingBatches(w.db.kysely.withPlugin(recorder), 10),
+          });
     assert.ok(statements.length > 0);
     return { drained, statements };
   }
@@ -587,7 +599,7 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     const w = await rollupWorld();
     await w.send([{ timestamp: '2026-11-02T10:00:00Z' }, { timestamp: '2026-11-02T11:00:00Z' }]);
     const { drained, statements } = await drainRecorded(w);
-    assert.equal(drained.createdAt.length, 1, 'the batch left the outbox');
+    assert.equal(drained.added.length, 1, 'the batch left the outbox');
     assert.deepEqual(statements.filter(readsEvents), []);
   });
 
@@ -598,7 +610,7 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     // Out of order: the batch's first and last events are not its earliest and latest.
     await w.send([{ timestamp: '2026-11-02T10:00:00Z' }, { timestamp: '2026-11-03T10:00:00Z' }, { timestamp: '2026-11-01T10:00:00Z' }]);
     const { drained, statements } = await drainRecorded(w);
-    assert.equal(drained.createdAt.length, 1, 'the batch was added');
+    assert.equal(drained.added.length, 1, 'the batch was added');
     assert.equal(statements.filter(readsEvents).length, 1, statements.join('\n'));
     const body = await w.dailyNow({ from: '2026-11-01', to: '2026-11-03' });
     assert.deepEqual(dayValues(body.items[0]), [
@@ -608,44 +620,130 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     ]);
   });
 
-  it('SQLite: the batches this process committed are summed as the request sent them, not read back', async function () {
+  /**
+   * A world with the statistic `done` whose worker has read its rules (an organization's first batch is read
+   * back, and the drain after it reads them): the batches sent next are summed as they commit.
+   */
+  async function summingWorld() {
     const w = await rollupWorld();
-    if (w.db.dialect !== 'sqlite') this.skip();
     await w.putManifest([w.def('done')]);
+    await w.send([{ timestamp: '2026-11-02T09:00:00Z' }]);
     await w.catchUp();
+    const total = async () => (await w.dailyNow({ from: '2026-11-02', to: '2026-11-02' })).items[0]?.total;
+    return { ...w, total };
+  }
+
+  it('the batches this process committed are summed as the request sent them, not read back', async () => {
+    const w = await summingWorld();
     await w.send([{ timestamp: '2026-11-02T10:00:00Z' }, { timestamp: '2026-11-02T11:00:00Z' }]);
     // Read back, the batch would add nothing now.
-    await w.db.kysely.deleteFrom('events').where('ts', 'like', '2026-11-02%').execute();
+    await w.db.kysely.deleteFrom('events').where('ts', 'like', '2026-11-02T1%').execute();
     await w.catchUp();
-    const body = await w.dailyNow({ from: '2026-11-02', to: '2026-11-02' });
-    assert.deepEqual(body.items[0]?.total, { value: 2, count: 2 });
+    assert.deepEqual(await w.total(), { value: 3, count: 3 });
   });
 
-  it('keeps the committed events of a bounded number of batches, dropping the oldest', () => {
-    const committed = new CommittedEvents(2);
-    const events = (workerId: string) => [
-      {
-        appId: 'app',
-        event: {
-          workerId,
-          ts: '2026-11-02T10:00:00.000Z',
-          eventType: 't',
-          category: null,
-          statisticId: null,
-          duration: null,
-          pillar: null,
-          metadata: null,
-        },
-      },
-    ];
-    committed.remember('a', events('1'));
-    committed.remember('b', events('2'));
-    committed.remember('c', events('3'));
-    assert.equal(committed.of('a'), undefined);
-    assert.deepEqual(committed.of('c'), events('3'));
-    committed.forget(['b', 'c']);
-    assert.equal(committed.of('b'), undefined);
-    assert.equal(committed.of('c'), undefined);
+  it('sums the batches it committed by the rules the last drain read, a bounded number of batches; others are read back', () => {
+    const sums = new CommittedSums(3);
+    const event = (workerId: string) => ({
+      workerId,
+      ts: '2026-11-02T10:00:00.000Z',
+      eventType: 'ticket.resolved',
+      category: 'TASK_UPDATE',
+      statisticId: null,
+      duration: null,
+      pillar: null,
+      metadata: null,
+    });
+    const batch = (batchId: string, workerIds: string[]) => ({ orgId: 'org', appId: 'app', batchId, events: () => workerIds.map(event) });
+    sums.add(batch('a', ['1']));
+    assert.deepEqual(sums.organizations(), ['org'], 'its rules are wanted');
+    const rules = {
+      generation: 1,
+      target: null,
+      timeZone: 'UTC',
+      definitions: new Map([['app', [storedDefinition('s', 'done')]]]),
+    };
+    assert.deepEqual(sums.take(new Map([['org', rules]])), { summed: [], unsummed: ['a'] }, 'summed without rules: read back');
+    sums.add(batch('b', ['1', '2']));
+    sums.add(batch('c', ['1']));
+    sums.add(batch('d', ['1']));
+    sums.add(batch('e', ['1']));
+    const { summed, unsummed } = sums.take(new Map([['org', rules]]));
+    assert.deepEqual(unsummed, ['e'], 'past the limit a batch is read back by id');
+    assert.deepEqual(
+      summed.map((s) => [s.orgId, s.generation, s.target, s.batches.map((b) => b.id)]),
+      [['org', 1, null, ['b', 'c', 'd']]],
+    );
+    assert.deepEqual(
+      unpackCells(summed[0]?.cells ?? { names: [], keys: new Uint32Array(), parts: new Float64Array() }).map((c) => [c.workerId, c.count]),
+      [
+        ['1', 3],
+        ['2', 1],
+      ],
+    );
+    sums.readBack(['x']);
+    assert.deepEqual(sums.take(new Map()), { summed: [], unsummed: ['x'] });
+    // The drains stopped: past a hundred times the limit, batches wait for the drains of batches nobody summed.
+    const stalled = new CommittedSums(1);
+    for (let i = 0; i < 150; i++) stalled.add(batch(`b${i}`, ['1']));
+    assert.equal(stalled.take(new Map()).unsummed.length, 100);
+    // An app without statistics: its batch is taken, its events never built.
+    const unbuilt = new CommittedSums(3);
+    unbuilt.take(new Map([['org', rules]]));
+    unbuilt.add({ orgId: 'org', appId: 'other', batchId: 'f', events: () => assert.fail('events built for nothing') });
+    assert.deepEqual(
+      unbuilt.take(new Map()).summed.map((s) => s.batches.map((b) => b.id)),
+      [['f']],
+    );
+  });
+
+  it('sums made as batches commit are not added once the manifest changed: their batches count under the new one', async () => {
+    const w = await summingWorld();
+    // Summed by the rules of `done` alone as it commits.
+    await w.send([{ timestamp: '2026-11-02T10:00:00Z' }]);
+    await w.putManifest([w.def('done'), w.def('also')]);
+    const body = await w.daily({ from: '2026-11-02', to: '2026-11-02' });
+    assert.deepEqual(
+      body.items.map((s) => [s.label, s.total]),
+      [
+        ['Label done', { value: 2, count: 2 }],
+        ['Label also', { value: 2, count: 2 }],
+      ],
+    );
+  });
+
+  it('sums made as batches commit are not added when another drain took one of their batches: each counts once', async () => {
+    const w = await summingWorld();
+    await w.send([{ timestamp: '2026-11-02T10:00:00Z' }]);
+    await w.send([{ timestamp: '2026-11-02T11:00:00Z' }, { timestamp: '2026-11-02T12:00:00Z' }]);
+    // Another instance reads every waiting batch back and adds it.
+    assert.equal(await new RollupWorker(w.db).drainOnce(), 2);
+    await w.catchUp();
+    assert.deepEqual(await w.total(), { value: 4, count: 4 });
+  });
+
+  it('PostgreSQL: sums whose batch another instance holds are not added, and the drain does not wait for it', async function () {
+    const w = await summingWorld();
+    if (w.db.dialect !== 'postgres') this.skip();
+    const [held] = await w.send([{ timestamp: '2026-11-02T10:00:00Z' }]);
+    await w.send([{ timestamp: '2026-11-02T11:00:00Z' }]);
+    // The sums are refused; the batch not held is read back and added.
+    assert.equal(await whileHeld(w.db, held, () => w.services.rollups.drainOnce()), 1);
+    assert.deepEqual(await w.total(), { value: 2, count: 2 });
+    await w.catchUp();
+    assert.deepEqual(await w.total(), { value: 3, count: 3 });
+  });
+
+  it('a drain leaves the young batches of other processes to them, and reads back those that waited past the hand-over', async () => {
+    const w = await rollupWorld();
+    await w.putManifest([w.def('done')]);
+    await w.catchUp();
+    await w.send([{ timestamp: '2026-11-02T10:00:00Z' }]);
+    const other = new RollupWorker(w.db);
+    assert.equal(await other.drainOnce({ handOverMs: 60_000 }), 0, 'young: left to the process that committed it');
+    assert.equal(await other.drainOnce({ handOverMs: 0 }), 1, 'past the hand-over: read back');
+    const body = await w.dailyNow({ from: '2026-11-02', to: '2026-11-02' });
+    assert.deepEqual(body.items[0]?.total, { value: 1, count: 1 });
   });
 
   it('SQLite: sums read before a manifest replacement are not added; their batches are read again under the new manifest', async function () {
@@ -657,8 +755,8 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     const summed = await sumWaitingBatches(w.db.kysely, 10);
     assert.equal(summed.length, 1);
     await w.putManifest([w.def('done'), w.def('also')]);
-    const drained = await runWrite(w.db, 'addSummedBatches', summed);
-    assert.deepEqual(drained, { createdAt: [], left: 1, unreadable: [] });
+    const drained = await runWrite(w.db, 'addSummedBatches', { dialect: 'sqlite', summed });
+    assert.deepEqual(drained, { added: [], left: summed[0]?.batches.map((b) => b.id), unreadable: [] });
     const body = await w.daily({ from: '2026-11-02', to: '2026-11-02' });
     assert.deepEqual(
       body.items.map((s) => [s.label, s.total]),
@@ -676,8 +774,12 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     await w.catchUp();
     await w.send([{ timestamp: '2026-11-02T10:00:00Z' }, { timestamp: '2026-11-02T11:00:00Z' }]);
     const [first, second] = [await sumWaitingBatches(w.db.kysely, 10), await sumWaitingBatches(w.db.kysely, 10)];
-    assert.equal((await runWrite(w.db, 'addSummedBatches', first)).createdAt.length, 1);
-    assert.deepEqual(await runWrite(w.db, 'addSummedBatches', second), { createdAt: [], left: 1, unreadable: [] });
+    assert.equal((await runWrite(w.db, 'addSummedBatches', { dialect: 'sqlite', summed: first })).added.length, 1);
+    assert.deepEqual(await runWrite(w.db, 'addSummedBatches', { dialect: 'sqlite', summed: second }), {
+      added: [],
+      left: second[0]?.batches.map((b) => b.id),
+      unreadable: [],
+    });
     const body = await w.dailyNow({ from: '2026-11-02', to: '2026-11-02' });
     assert.deepEqual(body.items[0]?.total, { value: 2, count: 2 });
   });

@@ -14,12 +14,13 @@ export interface BatchEvent {
 
 /**
  * What one statement decided: the indexes of the events whose workerId is not
- * the organization's, and how many of the rest it stored (the first that fit
- * under the quota, in order).
+ * the organization's, how many of the rest it stored (the first that fit
+ * under the quota, in order) and the worker each of those was stored for.
  */
 export interface StatementOutcome {
   unknownWorkerIds: number[];
   granted: number;
+  workerIds: string[];
 }
 
 interface Outcome {
@@ -27,6 +28,7 @@ interface Outcome {
   declined: boolean;
   granted: number | null;
   unknown: number[] | null;
+  workers: string[] | null;
 }
 
 /**
@@ -112,13 +114,14 @@ export async function storeBatchInOneStatement(
       group by p.org_id, p.app_id
     )
     select w.declined or g.granted is null as declined, g.granted,
-           (select array_agg(o order by o) from resolved where worker_id is null) as unknown
+           (select array_agg(o order by o) from resolved where worker_id is null) as unknown,
+           (select array_agg(worker_id order by rank) from kept) as workers
     from wanted w, grant_ g
   `.compile(db);
   prepareOnEveryConnection(query.sql);
   const [outcome] = (await db.executeQuery(query)).rows;
   if (!outcome || outcome.declined || outcome.granted === null) return undefined;
-  return { unknownWorkerIds: outcome.unknown ?? [], granted: outcome.granted };
+  return { unknownWorkerIds: outcome.unknown ?? [], granted: outcome.granted, workerIds: outcome.workers ?? [] };
 }
 
 function rowOf({ index, id, ts, event }: BatchEvent) {

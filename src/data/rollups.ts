@@ -62,19 +62,29 @@ export async function insertOutbox(db: Executor, batch: { orgId: string; appId: 
     .execute();
 }
 
+/** Which waiting batches a claim may take: those `ids`, and any created before `createdBefore`. */
+export interface OutboxChoice {
+  ids: string[];
+  createdBefore: string;
+}
+
 /**
- * Waiting batches, oldest first, locked for this transaction. On PostgreSQL
- * rows another instance holds are skipped, so instances share the work and
- * none takes a batch twice; SQLite serves one process, whose transactions
- * run one at a time.
+ * Waiting batches, oldest first (all, or those `only` chooses), locked for
+ * this transaction. On PostgreSQL rows another instance holds are skipped, so
+ * instances share the work and none takes a batch twice; SQLite serves one
+ * process, whose transactions run one at a time.
  */
-export async function claimOutbox(db: Executor, dialect: Dialect, limit: number): Promise<OutboxBatch[]> {
-  const query = db
+export async function claimOutbox(db: Executor, dialect: Dialect, limit: number, only?: OutboxChoice): Promise<OutboxBatch[]> {
+  let query = db
     .selectFrom('rollup_outbox')
     .select(['id', 'org_id', 'created_at', 'first_ts', 'last_ts'])
     .where('applied_generation', 'is', null)
     .orderBy('id')
     .limit(limit);
+  if (only) {
+    const { ids, createdBefore } = only;
+    query = query.where((eb) => eb.or([eb('created_at', '<', createdBefore), ...(ids.length > 0 ? [eb('id', 'in', ids)] : [])]));
+  }
   const rows = await (dialect === 'postgres' ? query.forUpdate().skipLocked().execute() : query.execute());
   return rows.map((row) => ({
     id: row.id,
@@ -156,17 +166,20 @@ export async function deleteOutbox(db: Executor, ids: string[]): Promise<void> {
   if (ids.length > 0) await db.deleteFrom('rollup_outbox').where('id', 'in', ids).execute();
 }
 
-/** How many of the batches `ids` still wait in the outbox. */
-export async function waitingOutbox(db: Executor, ids: string[]): Promise<number> {
+/**
+ * How many of the batches `ids` still wait in the outbox. On PostgreSQL those
+ * are locked for this transaction, and a batch another transaction holds
+ * (another instance adding it) does not count.
+ */
+export async function waitingOutbox(db: Executor, dialect: Dialect, ids: string[]): Promise<number> {
   let waiting = 0;
   for (let i = 0; i < ids.length; i += 500) {
-    const row = await db
+    const query = db
       .selectFrom('rollup_outbox')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .select('id')
       .where('id', 'in', ids.slice(i, i + 500))
-      .where('applied_generation', 'is', null)
-      .executeTakeFirstOrThrow();
-    waiting += Number(row.n);
+      .where('applied_generation', 'is', null);
+    waiting += (await (dialect === 'postgres' ? query.forUpdate().skipLocked() : query).execute()).length;
   }
   return waiting;
 }

@@ -13,7 +13,8 @@ import type { WriteJob } from '../data/writer';
 import { ApiError, errorDetail, statusOf } from '../errors';
 import { metrics } from '../metrics';
 import { ActorResolver } from './actors';
-import type { AppEvent } from './rollup-drain';
+import type { BatchEvents } from './rollup-drain';
+import type { RollupEvent } from './rollup-rules';
 import type { Principal } from './authenticator';
 import { withStoredReply, type ClaimTicket, type RenderedReply } from './idempotency';
 import { judgeSchema, normalizeTimestamp, UNREPRESENTABLE_TIMESTAMP, type Rejection } from './judgement';
@@ -21,8 +22,8 @@ import { judgeSchema, normalizeTimestamp, UNREPRESENTABLE_TIMESTAMP, type Reject
 export interface BatchOutcome {
   accepted: Schema<'AcceptedEvent'>[];
   rejected: Schema<'RejectedEvent'>[];
-  /** The worker each accepted event was stored for, in order; known where storeBatch resolved the actors itself. */
-  workerIds?: string[];
+  /** The worker each accepted event was stored for, in order. */
+  workerIds: string[];
 }
 
 export interface BatchContext {
@@ -113,42 +114,44 @@ export async function storeBatch(trx: Transaction<Database>, judged: JudgedBatch
   // The rollups worker adds the batch once it is committed (src/domain/rollups.ts).
   await insertOutbox(trx, { orgId: ctx.principal.orgId, appId: ctx.principal.appId, events: split.stored });
   if (quota === null) await reserveEvents(trx, ctx.principal.orgId, month, split.stored.length, null);
-  return { ...outcomeOf(split), workerIds: resolved.map(({ worker }) => worker.id) };
+  return outcomeOf(
+    split,
+    resolved.map(({ worker }) => worker.id),
+  );
 }
 
 /**
- * The events of a committed batch as the rollups take them, with its outbox
- * row's id (its first event's); undefined when nothing was stored or the
- * workers are not known (see BatchOutcome.workerIds).
+ * A committed batch as the rollups take it: its outbox row's id (its first
+ * event's), organization and app, and its events as the rules read them
+ * (built only when asked: an app without statistics sums none); undefined when nothing was stored.
  */
-export function committedEvents(judged: JudgedBatch, outcome: BatchOutcome): { batchId: string; events: AppEvent[] } | undefined {
+export function committedEvents(judged: JudgedBatch, outcome: BatchOutcome): BatchEvents | undefined {
   const [first] = outcome.accepted;
-  const { workerIds } = outcome;
-  if (!first || !workerIds) return undefined;
+  if (!first) return undefined;
+  const { orgId, appId } = judged.ctx.principal;
+  return { orgId, appId, batchId: first.id, events: () => storedEvents(judged, outcome) };
+}
+
+function storedEvents(judged: JudgedBatch, { accepted, workerIds }: BatchOutcome): RollupEvent[] {
   const byId = new Map(judged.candidates.map((c) => [c.id, c]));
-  const appId = judged.ctx.principal.appId;
-  const events = outcome.accepted.flatMap(({ id }, i): AppEvent[] => {
+  return accepted.flatMap(({ id }, i): RollupEvent[] => {
     const candidate = byId.get(id);
     const workerId = workerIds[i];
     if (!candidate || workerId === undefined) return [];
     const { event, ts } = candidate;
     return [
       {
-        appId,
-        event: {
-          workerId,
-          ts,
-          eventType: event.eventType,
-          category: event.category ?? null,
-          statisticId: event.statisticId ?? null,
-          duration: event.duration ?? null,
-          pillar: event.pillar ?? null,
-          metadata: event.metadata ?? null,
-        },
+        workerId,
+        ts,
+        eventType: event.eventType,
+        category: event.category ?? null,
+        statisticId: event.statisticId ?? null,
+        duration: event.duration ?? null,
+        pillar: event.pillar ?? null,
+        metadata: event.metadata ?? null,
       },
     ];
   });
-  return { batchId: first.id, events };
 }
 
 /** What the reply to a batch says besides its outcome. */
@@ -219,7 +222,10 @@ async function inOneStatement(db: Executor, judged: JudgedBatch): Promise<BatchO
     return undefined;
   }
   const unknown = new Set(done.unknownWorkerIds);
-  return outcomeOf(splitBatch(judged, (c) => !unknown.has(c.index), done.granted));
+  return outcomeOf(
+    splitBatch(judged, (c) => !unknown.has(c.index), done.granted),
+    done.workerIds,
+  );
 }
 
 interface SplitBatch {
@@ -249,10 +255,11 @@ function splitBatch(judged: JudgedBatch, known: (c: Candidate) => boolean, grant
   return { stored: resolvable.slice(0, granted), rejected: rejected.sort((a, b) => a.index - b.index) };
 }
 
-function outcomeOf(split: SplitBatch): BatchOutcome {
+function outcomeOf(split: SplitBatch, workerIds: string[]): BatchOutcome {
   return {
     accepted: split.stored.map(({ id, event, ts }) => ({ eventType: event.eventType, timestamp: ts, id })),
     rejected: split.rejected,
+    workerIds,
   };
 }
 

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Transaction } from 'kysely';
-import { isDataException } from '../data/db';
+import { isDataException, type Dialect } from '../data/db';
 import { timeZoneOf } from '../data/organizations';
 import {
   addBatchesInDatabase,
@@ -16,6 +16,7 @@ import {
   type Definition,
   type OutboxBatch,
   type OutboxBatches,
+  type OutboxChoice,
   spanOf,
   type StoredEvent,
   type TimeSpan,
@@ -27,17 +28,17 @@ import { daysSpanned } from './local-day';
 import { packCells, PartsAccumulator, unpackCells, type PackedCells, type RollupEvent } from './rollup-rules';
 
 // Adding committed batches to the rollups (see src/domain/rollups.ts), so that each counts exactly once.
-// PostgreSQL: instances claim batches with FOR UPDATE SKIP LOCKED and the database sums them, in one
-// transaction. SQLite: the writer thread that stores every batch is the bottleneck of ingest, so the
-// HTTP thread reads and sums the waiting batches on its own connection (a read, beside the writer in
-// WAL mode), and the writer only adds the sums and removes the batches, after checking that nothing
-// they depend on changed meanwhile.
+// The batches this process committed are summed as they commit (CommittedSums), and a drain adds the
+// sums in one transaction that takes their batches, after checking that nothing they depend on changed
+// meanwhile (addSummedBatches); on SQLite that transaction runs in the writer thread that stores every
+// batch. Batches nobody summed (of another process, of before a restart, or whose sums were refused) are
+// read back: on PostgreSQL instances claim them with FOR UPDATE SKIP LOCKED and the database sums them in
+// the claiming transaction; on SQLite the HTTP thread reads and sums them on its own connection (a read,
+// beside the writer in WAL mode) and the writer adds the sums as it adds the others.
 
 // Batches whose events span more (a backfill, say) are summed by the service: the days PostgreSQL is given stay few.
 const MAX_BATCH_SPAN_MS = 31 * 86_400_000;
-// Events the service sums between two turns of the thread's other work (each pause lets a round of requests
-// through, so fewer, larger steps finish a drain sooner); batches it reads back, it reads this many at a time.
-const EVENTS_PER_TURN = 2_000;
+// Batches the service reads back, it reads this many at a time, with a turn of the thread's other work between.
 const BATCHES_PER_READ = 20;
 
 function rollupEventOf(event: StoredEvent): RollupEvent {
@@ -104,10 +105,10 @@ async function settleOutbox(trx: Executor, state: RollupStateTable, ids: string[
   else await markOutboxApplied(trx, ids, state.target_generation);
 }
 
-/** What a drain did: each added batch's creation time, the batches left for the next, and the organizations whose batches PostgreSQL could not read. */
+/** What a drain did: the batches added (and when each was committed), the batches left to read back, and the organizations whose batches PostgreSQL could not read. */
 export interface Drained {
-  createdAt: string[];
-  left: number;
+  added: { id: string; createdAt: string }[];
+  left: string[];
   unreadable: string[];
 }
 
@@ -116,8 +117,8 @@ export interface Drained {
  * their outbox rows, in one transaction. The database sums them unless it
  * cannot (see addInDatabase); then the service does.
  */
-export const drainRollupOutbox: WriteJob<{ claim: number }, Drained> = async (trx, { claim }) => {
-  const rows = await claimOutbox(trx, 'postgres', claim);
+export const drainRollupOutbox: WriteJob<{ claim: number; only?: OutboxChoice }, Drained> = async (trx, { claim, only }) => {
+  const rows = await claimOutbox(trx, 'postgres', claim, only);
   const unreadable: string[] = [];
   for (const [orgId, batches] of byOrganization(rows)) {
     // Shared: batches of one organization are added by several instances at once, but not while a recompute starts or ends.
@@ -142,7 +143,7 @@ export const drainRollupOutbox: WriteJob<{ claim: number }, Drained> = async (tr
     }
     await settleOutbox(trx, state, ids);
   }
-  return { createdAt: rows.map((row) => row.createdAt), left: 0, unreadable };
+  return { added: rows.map(({ id, createdAt }) => ({ id, createdAt })), left: [], unreadable };
 };
 
 /**
@@ -169,69 +170,112 @@ async function addInDatabase(
   }
 }
 
-/** An event as the rollups take it: by its app's manifest, what the rules read of it. */
-export interface AppEvent {
+/** A batch this process committed: its events are built only if its app has statistics to sum them for. */
+export interface BatchEvents {
+  orgId: string;
   appId: string;
-  event: RollupEvent;
+  batchId: string;
+  events: () => RollupEvent[];
+}
+
+/** What an organization's events are summed by: a new manifest or zone changes the generation or the target. */
+export interface SumRules {
+  generation: number;
+  target: number | null;
+  timeZone: string;
+  definitions: Map<string, Definition[]>;
 }
 
 /**
- * SQLite: the events of the batches this process committed, kept from their
- * request until a drain has taken them, so that the HTTP thread sums them
- * without reading them back and parsing their metadata again. Bounded: past
- * `limit` batches the oldest are dropped, and the drain reads those from the
- * database, as it reads the batches other processes committed.
+ * The rules the organization's batches are summed by now, read without a
+ * lock: addSummedBatches adds the sums only if the generation and target are
+ * still these. The state is read first, so a manifest or zone that changes
+ * after it changes them.
  */
-export class CommittedEvents {
-  private readonly batches = new Map<string, AppEvent[]>();
+export async function sumRulesOf(db: Executor, orgId: string): Promise<SumRules> {
+  const state = await readState(db, orgId);
+  const timeZone = state ? (state.target_time_zone ?? state.time_zone) : ((await timeZoneOf(db, orgId)) ?? 'UTC');
+  const definitions = definitionsByApp(await manifestsOfOrg(db, orgId));
+  return { generation: state?.generation ?? 1, target: state?.target_generation ?? null, timeZone, definitions };
+}
+
+/** An organization's committed batches, summed by `rules`. */
+interface Summing {
+  rules: SumRules;
+  parts: PartsAccumulator;
+  batches: { id: string; createdAt: string }[];
+  /** When it last committed a batch (ms): its rules are read again at each drain until it has been quiet a while. */
+  lastAt: number;
+}
+
+// An organization that committed nothing for this long is forgotten: its next batch is read back, and its rules read again.
+const RULES_KEPT_MS = 60_000;
+
+/**
+ * The batches this process committed, summed as each commits by the rules
+ * the last drain read, so that a drain only adds the sums: no event is kept
+ * or read back, and the database does no summing (on PostgreSQL the
+ * matching and grouping of every event was most of what the rollups cost
+ * it). A batch of an organization whose rules were not read yet, or past
+ * `limit` batches a drain, is read back by id; past a hundred times that
+ * (the drains stopped), it is left for the drains of batches nobody summed.
+ */
+export class CommittedSums {
+  private readonly summing = new Map<string, Summing>();
+  /** Batches to read back by id, and the organizations whose rules to read. */
+  private unsummed: string[] = [];
+  private readonly unruled = new Set<string>();
+  private size = 0;
 
   constructor(private readonly limit: number) {}
 
-  remember(batchId: string, events: AppEvent[]): void {
-    this.batches.set(batchId, events);
-    if (this.batches.size <= this.limit) return;
-    const [oldest] = this.batches.keys();
-    if (oldest !== undefined) this.batches.delete(oldest);
-  }
-
-  of(batchId: string): AppEvent[] | undefined {
-    return this.batches.get(batchId);
-  }
-
-  forget(batchIds: string[]): void {
-    for (const id of batchIds) this.batches.delete(id);
-  }
-}
-
-/**
- * Adds to `parts` the events `committed` kept of `batches`, a few thousand at
- * a time with the thread's other work in between, as sumBatches does (a
- * drain's 60,000 events at once would hold requests up); answers the ids of
- * the batches it did not keep, whose events are to be read.
- */
-async function addKeptEvents(
-  parts: PartsAccumulator,
-  batches: OutboxBatch[],
-  committed: CommittedEvents | undefined,
-  definitions: Map<string, Definition[]>,
-  timeZone: string,
-): Promise<string[]> {
-  const unread: string[] = [];
-  let added = 0;
-  for (const batch of batches) {
-    const kept = committed?.of(batch.id);
-    if (!kept) {
-      unread.push(batch.id);
-      continue;
+  add({ orgId, appId, batchId, events }: BatchEvents): void {
+    const summing = this.summing.get(orgId);
+    if (!summing || this.size >= this.limit) {
+      if (this.unsummed.length < 100 * this.limit) this.unsummed.push(batchId);
+      if (!summing) this.unruled.add(orgId);
+      return;
     }
-    if (added >= EVENTS_PER_TURN) {
-      await nextTurn();
-      added = 0;
-    }
-    for (const { appId, event } of kept) parts.add(definitions.get(appId) ?? [], event, timeZone);
-    added += kept.length;
+    this.size += 1;
+    const definitions = summing.rules.definitions.get(appId) ?? [];
+    if (definitions.length > 0) for (const event of events()) summing.parts.add(definitions, event, summing.rules.timeZone);
+    summing.batches.push({ id: batchId, createdAt: new Date().toISOString() });
+    summing.lastAt = Date.now();
   }
-  return unread;
+
+  /** Batches whose sums were not added (their rules changed, or another drain took one of them): read them back. */
+  readBack(batchIds: string[]): void {
+    this.unsummed.push(...batchIds);
+  }
+
+  /** The organizations whose rules the next take wants: those that committed batches lately. */
+  organizations(): string[] {
+    const quietSince = Date.now() - RULES_KEPT_MS;
+    const active = [...this.summing].filter(([, s]) => s.batches.length > 0 || s.lastAt > quietSince).map(([orgId]) => orgId);
+    return [...new Set([...active, ...this.unruled])];
+  }
+
+  /**
+   * Takes the sums and the batches to read back; batches committed from now
+   * on are summed by `rules`, read since the organizations() were asked.
+   */
+  take(rules: Map<string, SumRules>): { summed: SummedBatches[]; unsummed: string[] } {
+    const summed: SummedBatches[] = [];
+    const lastAt = new Map<string, number>();
+    for (const [orgId, { rules: by, parts, batches, lastAt: at }] of this.summing) {
+      if (batches.length > 0) summed.push({ orgId, generation: by.generation, target: by.target, batches, cells: packCells(parts.take()) });
+      lastAt.set(orgId, at);
+    }
+    const unsummed = this.unsummed;
+    this.summing.clear();
+    this.unsummed = [];
+    this.unruled.clear();
+    this.size = 0;
+    for (const [orgId, by] of rules) {
+      this.summing.set(orgId, { rules: by, parts: new PartsAccumulator(), batches: [], lastAt: lastAt.get(orgId) ?? Date.now() });
+    }
+    return { summed, unsummed };
+  }
 }
 
 /** An organization's waiting batches summed by the service, with the state they were summed under. */
@@ -246,24 +290,26 @@ export interface SummedBatches {
 
 /**
  * SQLite, on the HTTP thread's connection: reads up to `claim` waiting
- * batches and sums their events for the generation that takes them. Nothing
- * is written (stateFor would: a missing state is the one it creates).
+ * batches (those `only` chooses), reads back their events and sums them for
+ * the generation that takes them. Nothing is written (stateFor would: a
+ * missing state is the one it creates).
  */
-export async function sumWaitingBatches(db: Executor, claim: number, committed?: CommittedEvents): Promise<SummedBatches[]> {
+export async function sumWaitingBatches(db: Executor, claim: number, only?: OutboxChoice): Promise<SummedBatches[]> {
   const summed: SummedBatches[] = [];
-  for (const [orgId, batches] of byOrganization(await claimOutbox(db, 'sqlite', claim))) {
-    const state = await readState(db, orgId);
-    const timeZone = state ? (state.target_time_zone ?? state.time_zone) : ((await timeZoneOf(db, orgId)) ?? 'UTC');
-    const definitions = definitionsByApp(await manifestsOfOrg(db, orgId));
-    const parts = new PartsAccumulator();
-    if (definesAny(definitions)) {
-      const unread = await addKeptEvents(parts, batches, committed, definitions, timeZone);
-      await sumBatches(db, unread, definitions, timeZone, parts);
-    }
+  for (const [orgId, batches] of byOrganization(await claimOutbox(db, 'sqlite', claim, only))) {
+    const rules = await sumRulesOf(db, orgId);
+    const parts = definesAny(rules.definitions)
+      ? await sumBatches(
+          db,
+          batches.map((b) => b.id),
+          rules.definitions,
+          rules.timeZone,
+        )
+      : new PartsAccumulator();
     summed.push({
       orgId,
-      generation: state?.generation ?? 1,
-      target: state?.target_generation ?? null,
+      generation: rules.generation,
+      target: rules.target,
       batches: batches.map(({ id, createdAt }) => ({ id, createdAt })),
       cells: packCells(parts.take()),
     });
@@ -271,25 +317,32 @@ export async function sumWaitingBatches(db: Executor, claim: number, committed?:
   return summed;
 }
 
+/** Sums to add, as sumWaitingBatches or CommittedSums made them. */
+export interface SumsToAdd {
+  dialect: Dialect;
+  summed: SummedBatches[];
+}
+
 /**
- * SQLite, a job of the writer thread: adds what sumWaitingBatches summed and
- * removes those batches, in one transaction. An organization whose state
- * changed since (a new manifest or zone: its sums are of the wrong
- * generation) or whose batches another process added meanwhile is left
- * untouched, for the next drain to read again.
+ * Adds sums made in the service and removes their batches, in one
+ * transaction (on SQLite a job of the writer thread). An organization whose
+ * state changed since (a new manifest or zone: its sums are of the wrong
+ * generation) or one of whose batches another drain took is left untouched:
+ * its batches are to be read back (`left`). On PostgreSQL the state is held
+ * shared and the batches locked, so neither changes before the commit.
  */
-export const addSummedBatches: WriteJob<SummedBatches[], Drained> = async (trx, summed) => {
-  const drained: Drained = { createdAt: [], left: 0, unreadable: [] };
+export const addSummedBatches: WriteJob<SumsToAdd, Drained> = async (trx, { dialect, summed }) => {
+  const drained: Drained = { added: [], left: [], unreadable: [] };
   for (const { orgId, generation, target, batches, cells } of summed) {
-    const state = await stateFor(trx, orgId);
+    const state = await stateFor(trx, orgId, { dialect, mode: 'share' });
     const ids = batches.map((b) => b.id);
-    if (state.generation !== generation || state.target_generation !== target || (await waitingOutbox(trx, ids)) !== ids.length) {
-      drained.left += ids.length;
+    if (state.generation !== generation || state.target_generation !== target || (await waitingOutbox(trx, dialect, ids)) !== ids.length) {
+      drained.left.push(...ids);
       continue;
     }
     await addParts(trx, orgId, target ?? generation, unpackCells(cells));
     await settleOutbox(trx, state, ids);
-    drained.createdAt.push(...batches.map((b) => b.createdAt));
+    drained.added.push(...batches);
   }
   return drained;
 };

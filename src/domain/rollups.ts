@@ -20,11 +20,21 @@ import {
   unlistedDays,
   updateState,
   type EventKey,
+  type OutboxChoice,
 } from '../data/rollups';
 import type { Executor } from '../data/schema';
 import { metrics } from '../metrics';
 import { daysSpanned } from './local-day';
-import { addStoredEvents, CommittedEvents, definitionsByApp, sumWaitingBatches, type AppEvent, type Drained } from './rollup-drain';
+import {
+  addStoredEvents,
+  CommittedSums,
+  definitionsByApp,
+  sumRulesOf,
+  sumWaitingBatches,
+  type BatchEvents,
+  type Drained,
+  type SumRules,
+} from './rollup-drain';
 import { partsOfAggregation, PartsAccumulator, type Aggregation } from './rollup-rules';
 import { runWrite } from './writes';
 
@@ -81,6 +91,11 @@ export interface RollupWorkerOptions {
   listOrganizations?: number;
   /** After adding the last waiting batches, the wait before adding more: batches committed meanwhile go together. */
   coalesceMs?: number;
+  /**
+   * Batches nobody summed as they committed (another process's, or of before a restart) are read back once they
+   * waited this long; by default 5,000. Younger ones are left to the process that committed them, which adds its sums.
+   */
+  handOverMs?: number;
   /** After a recompute chunk that took t, rest t × this; by default 1 on PostgreSQL, 1.5 on SQLite. */
   restFactor?: number;
   logger?: Logger;
@@ -95,13 +110,16 @@ export class RollupWorker {
   private readonly claim: number;
   private readonly listOrganizations: number;
   private readonly coalesceMs: number;
+  private readonly handOverMs: number;
   private readonly restFactor: number;
   private stopped = true;
   private loop: Promise<void> | undefined;
   private wakeUp: (() => void) | undefined;
   private stop: (() => void) | undefined;
   private woken = false;
-  private readonly committed: CommittedEvents;
+  private readonly sums: CommittedSums;
+  /** The last drain's claim of batches to read back was full: more wait. */
+  private backlog = false;
   private nextListLookAt = 0;
   /** The last organization the looks for days to list took: the next look begins after it. */
   private listedAfter = '';
@@ -115,17 +133,18 @@ export class RollupWorker {
     this.leaseMs = options.leaseMs ?? 30_000;
     this.chunk = options.chunk ?? (db.dialect === 'postgres' ? 50_000 : 2_000);
     this.pollMs = options.pollMs ?? 1_000;
-    // On PostgreSQL the database sums the batches: a larger claim adds each (worker, day) cell once for more events
-    // (PostgreSQL CPU per 1,000 events 10.7-17.9 ms with 200, 7.3-14.6 with 1,000), but makes batches wait longer
-    // (make bench: delay p99 up to 10 s with 1,000; up to 5 s with 400, ingest 0.99x without a manifest). On SQLite
-    // the HTTP thread sums them between requests, which makes a drain slow to finish: with 200 the drains fell
-    // behind make bench's ingest (delay p99 up to 10 s, ingest with the manifest 0.85x); with 600 the delay stayed
-    // within 2 s at 0.90x.
+    // The claim bounds a drain of batches read back (those nobody summed as they committed: another process's, or
+    // a backlog's). Measured when every batch was read back: on PostgreSQL a larger claim adds each (worker, day) cell
+    // once for more events (PostgreSQL CPU per 1,000 events 10.7-17.9 ms with 200, 7.3-14.6 with 1,000), but makes
+    // batches wait longer (make bench: delay p99 up to 10 s with 1,000; up to 5 s with 400). On SQLite the HTTP
+    // thread sums them between requests: with 200 the drains fell behind make bench's ingest; with 600 the delay
+    // stayed within 2 s.
     this.claim = options.claim ?? (db.dialect === 'postgres' ? 400 : 600);
-    // As many batches as a drain takes: beyond, a backlog's oldest are read back from the database.
-    this.committed = new CommittedEvents(this.claim);
+    // A few claims' worth: past that (the drains fell behind), batches are read back.
+    this.sums = new CommittedSums(4 * this.claim);
     this.listOrganizations = options.listOrganizations ?? 20;
     this.coalesceMs = options.coalesceMs ?? 1_000;
+    this.handOverMs = options.handOverMs ?? 5_000;
     // On SQLite a chunk holds the one thread that also serves ingest: a longer rest keeps ingest well above half its
     // speed (measured in make bench: 0.51-0.54x with 1, 0.73x with 1.5); on PostgreSQL the database sums the chunk,
     // and ingest kept 0.82-0.91x with 1.
@@ -139,14 +158,9 @@ export class RollupWorker {
     this.loop = this.run();
   }
 
-  /**
-   * A batch this process committed. On SQLite the drain sums its events as
-   * `eventsOf` gives them, without reading them back; elsewhere they are not
-   * asked for (PostgreSQL sums in the database), so no request builds them for nothing.
-   */
-  committedBatch(eventsOf: () => { batchId: string; events: AppEvent[] } | undefined): void {
-    const batch = this.db.dialect === 'sqlite' ? eventsOf() : undefined;
-    if (batch) this.committed.remember(batch.batchId, batch.events);
+  /** A batch this process committed: its events are summed now, and the next drain adds the sums. */
+  committedBatch(batch: BatchEvents): void {
+    this.sums.add(batch);
     this.wake();
   }
 
@@ -177,12 +191,12 @@ export class RollupWorker {
     while (!this.stopped) {
       try {
         let drained = false;
-        const added = performance.now() >= nextDrainAt ? await this.drainOnce() : 0;
+        const added = performance.now() >= nextDrainAt ? await this.drainOnce({ handOverMs: this.handOverMs }) : 0;
         if (added > 0) {
           drained = true;
           // A full claim leaves more waiting: no pause then, or a steady ingest faster than a claim a
           // pause would outrun the rollups (measured: 29,000 events/s against 200 batches of 100 a second).
-          nextDrainAt = added < this.claim ? performance.now() + this.coalesceMs : 0;
+          nextDrainAt = this.backlog ? 0 : performance.now() + this.coalesceMs;
         }
         const started = performance.now();
         if (await this.recomputeOnce()) {
@@ -231,27 +245,49 @@ export class RollupWorker {
   }
 
   /**
-   * Adds a few waiting batches to the rollups; resolves with how many it took (added, or left to read
-   * again because they changed meanwhile). On SQLite this thread sums them and the writer adds the sums.
+   * Adds waiting batches to the rollups: the sums of those this process
+   * committed, then up to a claim of the others (with `handOverMs`, only those
+   * that waited so long, besides the ones to read back by id). Resolves with
+   * how many it took: added, or left to read back.
    */
-  async drainOnce(): Promise<number> {
-    const { createdAt, left, unreadable } = await this.drain();
-    for (const orgId of unreadable) {
+  async drainOnce(options: { handOverMs?: number } = {}): Promise<number> {
+    const summed = await this.addSums();
+    const { handOverMs } = options;
+    const only =
+      handOverMs === undefined ? undefined : { ids: summed.left, createdBefore: new Date(Date.now() - handOverMs).toISOString() };
+    const read = await this.readBack(only);
+    this.backlog = read.added.length + read.left.length >= this.claim;
+    // A full claim may have left some of the batches to read back by id: the next drain takes them.
+    const taken = new Set([...read.added.map((b) => b.id), ...read.left]);
+    this.sums.readBack([...read.left, ...(this.backlog && only ? only.ids.filter((id) => !taken.has(id)) : [])]);
+    for (const orgId of read.unreadable) {
       this.options.logger?.warn({ orgId }, 'rollups: PostgreSQL could not read the metadata of a batch; the service sums it');
     }
     const now = Date.now();
-    for (const at of createdAt) metrics.rollupDelay.observe((now - Date.parse(at)) / 1000);
-    return createdAt.length + left;
+    for (const { createdAt } of [...summed.added, ...read.added]) metrics.rollupDelay.observe((now - Date.parse(createdAt)) / 1000);
+    return summed.added.length + read.added.length + read.left.length;
   }
 
-  private async drain(): Promise<Drained> {
-    if (this.db.dialect === 'postgres') return runWrite(this.db, 'drainRollupOutbox', { claim: this.claim });
-    const summed = await sumWaitingBatches(this.db.kysely, this.claim, this.committed);
-    if (summed.length === 0) return { createdAt: [], left: 0, unreadable: [] };
-    const drained = await runWrite(this.db, 'addSummedBatches', summed);
-    // Added, or left for the next drain, which then reads them from the database.
-    this.committed.forget(summed.flatMap((s) => s.batches.map((b) => b.id)));
-    return drained;
+  /**
+   * Adds the sums of the batches this process committed, and from then on
+   * sums by the rules just read; answers the batches to read back (the
+   * sums refused, and those committed before the rules were known).
+   */
+  private async addSums(): Promise<Pick<Drained, 'added' | 'left'>> {
+    const rules = new Map<string, SumRules>();
+    for (const orgId of this.sums.organizations()) rules.set(orgId, await sumRulesOf(this.db.kysely, orgId));
+    const { summed, unsummed } = this.sums.take(rules);
+    if (summed.length === 0) return { added: [], left: unsummed };
+    const added = await runWrite(this.db, 'addSummedBatches', { dialect: this.db.dialect, summed });
+    return { added: added.added, left: [...unsummed, ...added.left] };
+  }
+
+  /** Reads back up to a claim of waiting batches (those `only` chooses) and adds them: on PostgreSQL the database sums them. */
+  private async readBack(only: OutboxChoice | undefined): Promise<Drained> {
+    if (this.db.dialect === 'postgres') return runWrite(this.db, 'drainRollupOutbox', { claim: this.claim, only });
+    const summed = await sumWaitingBatches(this.db.kysely, this.claim, only);
+    if (summed.length === 0) return { added: [], left: [], unreadable: [] };
+    return runWrite(this.db, 'addSummedBatches', { dialect: 'sqlite', summed });
   }
 
   /**

@@ -23,7 +23,9 @@ export function ingestEvents(services: Services): OperationHandler<'ingestEvents
       ? { outcome: alone, reply: renderBatch(replyContext, alone) }
       : await committedWithClaim(req, (claim) => runWrite(services.db, 'storeBatch', { judged, reply: replyContext, claim }));
     countBatch(outcome);
-    if (outcome.accepted.length > 0) services.rollups.committedBatch(() => committedEvents(judged, outcome));
     sendReply(res, reply);
+    // After the reply: summing the batch for the rollups is not the client's wait.
+    const committed = committedEvents(judged, outcome);
+    if (committed) services.rollups.committedBatch(committed);
   };
 }
