@@ -61,8 +61,8 @@ bench-read: build
 bench-daily: build
 	node dist/scripts/bench/daily-read.js
 
-# The CPU the rollups spend summing one drain's events (60,000 of make bench's, 8 statistics) into cells,
-# as SQLite's HTTP thread does for every drain. Seconds.
+# The CPU the rollups spend summing 60,000 of make bench's events (8 statistics) into cells, as every
+# process does for the batches it commits. Seconds.
 bench-summing: build
 	node dist/scripts/bench/summing.js
 

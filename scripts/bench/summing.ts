@@ -1,6 +1,6 @@
-// `make bench-summing`: the CPU the rollups spend summing events into cells, the work SQLite's HTTP thread
-// does for every drain (and a recompute for every chunk): one drain's worth of make bench's events (600
-// batches of 100) under its manifest of 8 statistics, in the organization's zone, timed over repeated rounds.
+// `make bench-summing`: the CPU the rollups spend summing events into cells, the work every process does
+// for the batches it commits (and a recompute on SQLite for every chunk): 600 batches of make bench's events
+// under its manifest of 8 statistics, in the organization's zone, timed over repeated rounds.
 // Options (environment): BENCH_SUMMING_EVENTS (60000), BENCH_SUMMING_ROUNDS (10), BENCH_SUMMING_ZONE (Europe/Berlin).
 import { sourceDocument } from '../../src/contract/document-source';
 import { ContractValidators } from '../../src/contract/validators';
