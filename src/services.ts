@@ -11,6 +11,7 @@ import type { ReadContext } from './domain/console-read';
 import { CursorCodec } from './domain/cursor';
 import { Authenticator } from './domain/authenticator';
 import { IdempotencyService } from './domain/idempotency';
+import { KeptRules } from './domain/ingest-rules';
 import { MemoryRateLimitStore } from './domain/rate-limit/memory-store';
 import { RateLimiter } from './domain/rate-limit/rate-limiter';
 import { RedisRateLimitStore } from './domain/rate-limit/redis-store';
@@ -31,6 +32,8 @@ export interface Services {
   /** The per-item validators of the ingest endpoints, taken from `validators`. */
   validate: { event: TypedValidator<Schema<'IngestEvent'>>; snapshot: TypedValidator<Schema<'IngestSnapshot'>> };
   authenticator: Authenticator;
+  /** Each app's ingest rules, kept between batches where the statement storing a batch checks them. */
+  keptRules: KeptRules;
   manifests: StatisticManifests;
   rateLimiter: RateLimiter;
   idempotency: IdempotencyService;
@@ -70,6 +73,7 @@ export function createServices(config: Config, db: Db, options: ServiceOptions):
     validators,
     validate: { event: validators.typed('IngestEvent'), snapshot: validators.typed('IngestSnapshot') },
     authenticator: new Authenticator(db, config.authCacheTtlSeconds),
+    keptRules: new KeptRules(db),
     manifests: new StatisticManifests(db, validators),
     rateLimiter,
     idempotency,

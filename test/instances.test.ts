@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { createApp } from '../src/app';
-import { monthOf } from '../src/data/usage';
+import { eventsCounted, monthOf } from '../src/data/usage';
+import * as administration from '../src/domain/administration';
 import { createServices } from '../src/services';
 import type { Schema } from '../src/contract/types';
 import { client } from './support/client';
 import { testDialect } from './support/database';
 import { event } from './support/events';
+import { definition } from './support/rollups';
 import { createTenant, silentLogger, testConfig } from './support/fixtures';
 import { sharedDatabase } from './support/database';
 
@@ -77,6 +79,62 @@ describe(`Several instances sharing the database${process.env.TEST_REDIS ? ' and
     this.timeout(60_000);
     // The first event makes the worker (and the month's usage row): the rest name a known worker.
     await sellOut({ externalId: 'known' }, 1);
+  });
+
+  describe("judges each batch by the app's rules as stored, changed anywhere, after instance B has judged batches by them", () => {
+    // B judges by them first: once for a new worker, then for a known one (on PostgreSQL, the rules it then keeps).
+    async function judgedOnB() {
+      const { a, b, db } = await instances({});
+      const tenant = await createTenant(db);
+      const manifest = (...names: string[]) =>
+        a.put('/api/v1/apps/statistics', { key: tenant.key, body: names.map((name) => definition(tenant.slug, name)) });
+      assert.equal((await manifest('old')).status, 200);
+      const actor = { externalId: 'known' };
+      const send = (events: Schema<'IngestEvent'>[]) => b.post(EVENTS, { key: tenant.key, body: { events } });
+      for (let i = 0; i < 2; i++) assert.equal((await send([event({ actor })])).status, 202);
+      /** Sends the events through B: answered 207, with these [index, code] rejected. */
+      const partly = async (events: Schema<'IngestEvent'>[], rejected: Array<[number, string]>) => {
+        const res = await send(events);
+        assert.equal(res.status, 207);
+        assert.deepEqual(
+          res.body.results.rejected.map((r: { index: number; code: string }) => [r.index, r.code]),
+          rejected,
+        );
+      };
+      return { db, tenant, actor, send, partly, manifest };
+    }
+
+    for (const who of ['a known worker', 'a new worker']) {
+      it(`an event type no longer allowed, sent for ${who}`, async () => {
+        const { db, tenant, actor, partly } = await judgedOnB();
+        await administration.changeAllowedEventTypes(db, tenant.appId, ['build.finished'], false);
+        const events = [event(), event({ eventType: 'build.finished' })].map((e) => (who === 'a known worker' ? { ...e, actor } : e));
+        await partly(events, [[1, 'forbidden_event_type']]);
+      });
+    }
+
+    it('a statistic removed from the manifest, and one added', async () => {
+      const { tenant, actor, partly, manifest } = await judgedOnB();
+      assert.equal((await manifest('new')).status, 200);
+      const named = (name: string) => event({ actor, statisticId: `${tenant.slug}.${name}` });
+      await partly([named('old'), named('new')], [[0, 'invalid_body']]);
+    });
+
+    it('a statistic added to the manifest, named by every event of the batch', async () => {
+      const { tenant, actor, send, manifest } = await judgedOnB();
+      assert.equal((await manifest('old', 'new')).status, 200);
+      const res = await send([event({ actor, statisticId: `${tenant.slug}.new` })]);
+      assert.equal(res.status, 202);
+    });
+
+    it('a quota already used up', async () => {
+      const { db, tenant, actor, send } = await judgedOnB();
+      await administration.setPlan(db, tenant.orgId, { maxEventsPerMonth: 2 });
+      const res = await send([event({ actor })]);
+      assert.equal(res.status, 402);
+      assert.equal(res.body.error.code, 'quota_exceeded');
+      assert.equal(await eventsCounted(db.kysely, tenant.orgId, monthOf(new Date())), 2);
+    });
   });
 
   it('shares the per-key rate limit across instances when Redis holds it', async function () {

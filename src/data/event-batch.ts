@@ -3,6 +3,7 @@ import type { Schema } from '../contract/types';
 import type { EventOrigin } from './events';
 import { prepareOnEveryConnection } from './postgres';
 import type { Executor } from './schema';
+import type { RulesVersion } from './usage';
 
 /** An event to store, with its index in the request and its id if stored. */
 export interface BatchEvent {
@@ -24,6 +25,8 @@ export interface StatementOutcome {
 }
 
 interface Outcome {
+  /** The rules the batch was judged by are not the stored ones any more: nothing was written. */
+  stale: boolean;
   /** An actor needs a worker created or an externalId linked, or the month has no usage row yet to lock: nothing was written. */
   declined: boolean;
   granted: number | null;
@@ -40,10 +43,12 @@ interface Outcome {
  * any instance queue behind it as with reserveEvents) and inserts the first
  * events that fit, in order, with the rollups' outbox row of the batch. The rows travel as one JSON parameter, which
  * the driver sends as is (column arrays cost it an escape per element).
- * Undefined when the batch needs what only the step-by-step path does
+ * Given the version of the rules the batch was judged by (`judgedBy`), it
+ * writes only if they are still the stored ones: 'rules_changed' when not.
+ * 'declined' when the batch needs what only the step-by-step path does
  * (creating a worker, linking an externalId, the month's first usage row
- * under a quota): nothing was written. One statement is atomic: run on its
- * own, it commits alone.
+ * under a quota). Either way nothing was written. One statement is atomic:
+ * run on its own, it commits alone.
  */
 export async function storeBatchInOneStatement(
   db: Executor,
@@ -51,12 +56,22 @@ export async function storeBatchInOneStatement(
   month: string,
   quota: number | null,
   events: BatchEvent[],
-): Promise<StatementOutcome | undefined> {
+  judgedBy: RulesVersion | null,
+): Promise<StatementOutcome | 'declined' | 'rules_changed'> {
   const { orgId, appId, integrationId } = origin.principal;
   const rows = JSON.stringify(events.map(rowOf));
   const query = sql<Outcome>`
     with p as (
       select ${orgId}::text as org_id, ${appId}::text as app_id, ${month}::text as month, ${quota}::integer as quota
+    ),
+    current_rules as (
+      select ${judgedBy?.allowedEventTypes ?? null}::text is null or exists (
+        select from apps a join organizations o on o.id = a.org_id left join statistic_manifests m on m.app_id = a.id
+        where a.id = p.app_id and md5(a.allowed_event_types) = ${judgedBy?.allowedEventTypes ?? null}::text
+          and md5(coalesce(m.definitions, '')) = ${judgedBy?.definitions ?? null}::text
+          and o.max_events_per_month is not distinct from ${judgedBy?.quota ?? null}::integer
+      ) as ok
+      from p
     ),
     input as (
       select * from json_to_recordset(${rows}::json)
@@ -72,7 +87,9 @@ export async function storeBatchInOneStatement(
       from input i
     ),
     wanted as (
-      select coalesce(bool_or(w is null and worker_id is null), false) as declined, count(worker_id)::integer as n from resolved
+      select not (select ok from current_rules) or coalesce(bool_or(w is null and worker_id is null), false) as declined,
+             count(worker_id)::integer as n
+      from resolved
     ),
     locked as (
       select u.event_count from monthly_usage u, p
@@ -113,14 +130,16 @@ export async function storeBatchInOneStatement(
       from kept b, p
       group by p.org_id, p.app_id
     )
-    select w.declined or g.granted is null as declined, g.granted,
+    select not (select ok from current_rules) as stale, w.declined or g.granted is null as declined, g.granted,
            (select array_agg(o order by o) from resolved where worker_id is null) as unknown,
            (select array_agg(worker_id order by rank) from kept) as workers
     from wanted w, grant_ g
   `.compile(db);
   prepareOnEveryConnection(query.sql);
   const [outcome] = (await db.executeQuery(query)).rows;
-  if (!outcome || outcome.declined || outcome.granted === null) return undefined;
+  if (!outcome) throw new Error('the batch statement returned no row');
+  if (outcome.stale) return 'rules_changed';
+  if (outcome.declined || outcome.granted === null) return 'declined';
   return { unknownWorkerIds: outcome.unknown ?? [], granted: outcome.granted, workerIds: outcome.workers ?? [] };
 }
 

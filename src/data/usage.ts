@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { prepareOnEveryConnection } from './postgres';
 import type { Executor } from './schema';
 
@@ -10,10 +11,20 @@ export function monthOf(at: Date): string {
 export interface IngestRules {
   allowedEventTypes: ReadonlySet<string>;
   statisticIds: ReadonlySet<string>;
-  /** The organization's monthly event quota; null when unlimited. */
+  /** The organization's monthly event quota and the events already counted this month; null when unlimited. */
+  quota: { limit: number; used: number } | null;
+  version: RulesVersion;
+}
+
+/**
+ * What the rules were read from, as storeBatchInOneStatement compares them
+ * with what is stored: the md5 of the app's allowedEventTypes and manifest
+ * texts, and the organization's quota.
+ */
+export interface RulesVersion {
+  allowedEventTypes: string;
+  definitions: string;
   quota: number | null;
-  /** Events already counted this month. */
-  used: number;
 }
 
 export async function ingestRules(db: Executor, appId: string, month: string): Promise<IngestRules> {
@@ -25,17 +36,23 @@ export async function ingestRules(db: Executor, appId: string, month: string): P
     .select(['a.allowed_event_types', 'm.definitions', 'o.max_events_per_month', 'u.event_count'])
     .where('a.id', '=', appId)
     .compile();
-  // Read for every batch: planned once per connection.
+  // Read for every batch whose app's rules are not kept: planned once per connection.
   prepareOnEveryConnection(query.sql);
   const row = (await db.executeQuery(query)).rows[0];
   if (!row) throw new Error(`no app ${appId}`);
   const definitions = row.definitions ? (JSON.parse(row.definitions) as Array<{ id: string }>) : [];
+  const limit = row.max_events_per_month;
   return {
     allowedEventTypes: new Set(JSON.parse(row.allowed_event_types) as string[]),
     statisticIds: new Set(definitions.map((d) => d.id)),
-    quota: row.max_events_per_month,
-    used: row.event_count ?? 0,
+    quota: limit === null ? null : { limit, used: row.event_count ?? 0 },
+    version: { allowedEventTypes: md5(row.allowed_event_types), definitions: md5(row.definitions ?? ''), quota: limit },
   };
+}
+
+/** As PostgreSQL's md5(text) computes it, to compare there. */
+function md5(text: string): string {
+  return createHash('md5').update(text, 'utf8').digest('hex');
 }
 
 /**

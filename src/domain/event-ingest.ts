@@ -8,7 +8,7 @@ import { withNewIds } from '../data/ids';
 import { insertOutbox } from '../data/rollups';
 import type { Database, Executor } from '../data/schema';
 import { retryingConflicts } from '../data/transaction';
-import { ingestRules, monthOf, reserveEvents, type IngestRules } from '../data/usage';
+import { ingestRules, monthOf, reserveEvents, type IngestRules, type RulesVersion } from '../data/usage';
 import type { WriteJob } from '../data/writer';
 import { ApiError, errorDetail, statusOf } from '../errors';
 import { metrics } from '../metrics';
@@ -16,6 +16,7 @@ import { ActorResolver } from './actors';
 import type { BatchEvents } from './rollup-drain';
 import type { RollupEvent } from './rollup-rules';
 import type { Principal } from './authenticator';
+import type { KeptRules, RulesForBatch } from './ingest-rules';
 import { withStoredReply, type ClaimTicket, type RenderedReply } from './idempotency';
 import { judgeSchema, normalizeTimestamp, UNREPRESENTABLE_TIMESTAMP, type Rejection } from './judgement';
 
@@ -51,7 +52,16 @@ export interface JudgedBatch {
   rejected: Schema<'RejectedEvent'>[];
   /** Whether storing tries one statement first: on PostgreSQL, until that statement has declined this batch. */
   oneStatement: boolean;
+  /** The version of the kept rules the batch was judged by, which the statement storing it checks; null when they were read for it. */
+  judgedBy: RulesVersion | null;
 }
+
+/** Where judgeBatch takes an app's rules from. */
+export type RulesSource = (appId: string, month: string) => Promise<RulesForBatch>;
+
+const readForTheBatch =
+  (db: Db): RulesSource =>
+  async (appId, month) => ({ rules: await ingestRules(db.kysely, appId, month), kept: false });
 
 /**
  * Judges each event on its own, in order, on what needs no transaction:
@@ -63,13 +73,14 @@ export async function judgeBatch(
   validate: TypedValidator<Schema<'IngestEvent'>>,
   items: unknown[],
   ctx: BatchContext,
+  rulesOf: RulesSource = readForTheBatch(db),
 ): Promise<JudgedBatch> {
   metrics.batchSize.observe(items.length);
   const month = monthOf(ctx.receivedAt);
-  const rules = await ingestRules(db.kysely, ctx.principal.appId, month);
-  if (rules.quota !== null && rules.used >= rules.quota) {
+  const { rules, kept } = await rulesOf(ctx.principal.appId, month);
+  if (rules.quota && rules.quota.used >= rules.quota.limit) {
     metrics.quotaRefusals.inc();
-    throw new ApiError('quota_exceeded', `The organization's monthly event quota of ${rules.quota} is exhausted for ${month}.`);
+    throw new ApiError('quota_exceeded', `The organization's monthly event quota of ${rules.quota.limit} is exhausted for ${month}.`);
   }
   const passed: Array<Omit<Candidate, 'id'>> = [];
   const rejected: Schema<'RejectedEvent'>[] = [];
@@ -79,7 +90,39 @@ export async function judgeBatch(
     else passed.push({ index, ...verdict });
   });
   const candidates = withNewIds('evt', passed);
-  return { ctx, month, quota: rules.quota, candidates, rejected, oneStatement: db.dialect === 'postgres' };
+  return {
+    ctx,
+    month,
+    quota: rules.quota?.limit ?? null,
+    candidates,
+    rejected,
+    oneStatement: db.dialect === 'postgres',
+    judgedBy: kept ? rules.version : null,
+  };
+}
+
+/**
+ * A batch sent without an Idempotency-Key, judged by the app's kept rules and
+ * stored alone in one statement when it can (storeBatchAlone). The statement
+ * checks the kept rules: when they changed, or when no statement ran (no event
+ * passed), the batch is judged again by the stored ones. Returns the batch as
+ * judged, and its outcome unless it needs storeBatch in a transaction.
+ */
+export async function judgeAndStoreAlone(
+  db: Db,
+  kept: KeptRules,
+  validate: TypedValidator<Schema<'IngestEvent'>>,
+  items: unknown[],
+  ctx: BatchContext,
+): Promise<{ judged: JudgedBatch; outcome?: BatchOutcome }> {
+  const first = await judgeBatch(db, validate, items, ctx, (appId, month) => kept.rulesFor(appId, month));
+  const stored = await storeBatchAlone(db, first);
+  if (typeof stored === 'object') return { judged: first, outcome: stored };
+  // Declined by the statement, which found the kept rules current: as good as read for the batch.
+  if (!first.judgedBy || (stored === 'declined' && first.candidates.length > 0)) return { judged: { ...first, judgedBy: null } };
+  const judged = await judgeBatch(db, validate, items, ctx, (appId, month) => kept.rulesFor(appId, month, true));
+  const again = await storeBatchAlone(db, judged);
+  return typeof again === 'object' ? { judged, outcome: again } : { judged };
 }
 
 /**
@@ -91,7 +134,8 @@ export async function storeBatch(trx: Transaction<Database>, judged: JudgedBatch
   const { ctx, month, quota, candidates } = judged;
   // Most batches name workers that exist: one statement judges and stores them.
   const done = await inOneStatement(trx, judged);
-  if (done) return done;
+  if (typeof done === 'object') return done;
+  if (done === 'rules_changed') throw new Error('a batch judged by kept rules is stored alone (judgeAndStoreAlone), not by storeBatch');
 
   const resolver = new ActorResolver(trx, ctx.principal);
   await resolver.prefetch(candidates.map((c) => c.event.actor));
@@ -208,18 +252,20 @@ export const storeBatchWithReply: WriteJob<BatchToCommit, CommittedBatch> = (trx
 /**
  * Stores the batch without a transaction when one statement can (see
  * storeBatchInOneStatement): that statement commits alone, atomically.
- * Undefined when nothing was stored: then storeBatch, in a transaction, does it.
+ * Otherwise nothing was stored: 'rules_changed' when the kept rules it was
+ * judged by changed, else 'declined' (then storeBatch, in a transaction, stores it).
  */
-export async function storeBatchAlone(db: Db, judged: JudgedBatch): Promise<BatchOutcome | undefined> {
+function storeBatchAlone(db: Db, judged: JudgedBatch): Promise<BatchOutcome | 'declined' | 'rules_changed'> {
   return retryingConflicts(() => inOneStatement(db.kysely, judged));
 }
 
-async function inOneStatement(db: Executor, judged: JudgedBatch): Promise<BatchOutcome | undefined> {
-  if (!judged.oneStatement || judged.candidates.length === 0) return undefined;
-  const done = await storeBatchInOneStatement(db, judged.ctx, judged.month, judged.quota, judged.candidates);
-  if (!done) {
+async function inOneStatement(db: Executor, judged: JudgedBatch): Promise<BatchOutcome | 'declined' | 'rules_changed'> {
+  if (!judged.oneStatement || judged.candidates.length === 0) return 'declined';
+  const done = await storeBatchInOneStatement(db, judged.ctx, judged.month, judged.quota, judged.candidates, judged.judgedBy);
+  if (done === 'rules_changed') return done;
+  if (done === 'declined') {
     judged.oneStatement = false;
-    return undefined;
+    return done;
   }
   const unknown = new Set(done.unknownWorkerIds);
   return outcomeOf(

@@ -1,4 +1,4 @@
-import { committedEvents, judgeBatch, renderBatch, storeBatchAlone } from '../../domain/event-ingest';
+import { committedEvents, judgeAndStoreAlone, judgeBatch, renderBatch } from '../../domain/event-ingest';
 import { runWrite } from '../../domain/writes';
 import { countBatch } from '../../metrics';
 import type { OperationHandler } from '../../http/operation';
@@ -10,15 +10,16 @@ export function ingestEvents(services: Services): OperationHandler<'ingestEvents
     // Only the envelope was checked (x-item-validation): the domain judges each event as it was sent.
     const items: unknown[] = req.body.events;
     const ctx = { principal: req.principal, requestId: req.requestId, receivedAt: new Date() };
-    const judged = await judgeBatch(services.db, services.validate.event, items, ctx);
+    // Without an Idempotency-Key no reply is stored with the data: a batch one statement stores needs no transaction.
+    const { judged, outcome: alone } = req.idempotency
+      ? { judged: await judgeBatch(services.db, services.validate.event, items, ctx), outcome: undefined }
+      : await judgeAndStoreAlone(services.db, services.keptRules, services.validate.event, items, ctx);
     const replyContext = {
       requestId: req.requestId,
       size: items.length,
       batchLimit: services.config.ingestBatchLimit,
       baseUrl: baseUrlFor(req),
     };
-    // Without an Idempotency-Key no reply is stored with the data: a batch one statement stores needs no transaction.
-    const alone = req.idempotency ? undefined : await storeBatchAlone(services.db, judged);
     const { outcome, reply } = alone
       ? { outcome: alone, reply: renderBatch(replyContext, alone) }
       : await committedWithClaim(req, (claim) => runWrite(services.db, 'storeBatch', { judged, reply: replyContext, claim }));
