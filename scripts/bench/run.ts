@@ -12,8 +12,9 @@
 //            the service on those rows again with EVENT_RETENTION_DAYS=60: the rows span 90 days, so
 //            the background sweep deletes about a third of them while the load runs
 //   rollups  the service without a manifest and with a manifest of 8 statistics matching every event,
-//            twice each (without, with, with, without), each on an empty database of its own (the delay
-//            to the rollups from /metrics, the outbox backlog at the end); then, on another database,
+//            four times each (without, with, with, without, with, without, without, with), each on an
+//            empty database of its own (the delay to the rollups from /metrics, the outbox backlog at the
+//            end); then, on another database,
 //            BENCH_ROLLUP_EVENTS events bulk-loaded, the manifest replaced
 //            (a recompute over all of them, timed, with the load running meanwhile), and
 //            /statistics/daily for 30 days x 8 statistics, per organization and per worker (all workers)
@@ -437,8 +438,8 @@ async function installManifest(target: Target, setup: Setup, label: string): Pro
   }
 }
 
-/** Ingest without, with, with and without the manifest: see measureRollups. */
-const MANIFEST_ORDER = [false, true, true, false] as const;
+/** Ingest without and with the manifest, in an order that cancels a drift of the machine's speed: see measureRollups. */
+const MANIFEST_ORDER = [false, true, true, false, true, false, false, true] as const;
 
 /** Ingest on an empty database of its own, with the bench manifest or without one; with it, how fresh the rollups kept. */
 async function measureIngest(kind: Kind, name: string, withManifest: boolean): Promise<{ figures: ServiceFigures; delay: RollupFigures['delay'] }> {
@@ -475,11 +476,12 @@ function worseDelay(a: RollupFigures['delay'], b: RollupFigures['delay']): Rollu
 }
 
 /**
- * The rollups' figures. Ingest without and with a manifest of 8 statistics, twice each in the
- * order without, with, with, without, each on an empty database of its own: the runs compared
- * differ only in the manifest (a run after another would write into a larger store), and a
- * drift of the machine's load over the four cancels out. Then, on another database with the
- * manifest, BENCH_ROLLUP_EVENTS events, a recompute over them with the load running, and the
+ * The rollups' figures. Ingest without and with a manifest of 8 statistics, four times each in the
+ * order without, with, with, without, with, without, without, with, each on an empty database of its
+ * own: the runs compared differ only in the manifest (a run after another would write into a larger
+ * store), a linear drift of the machine's speed cancels out, and a spell in which the whole machine
+ * runs a third slower (raw included, seen in 4 of 14 runs on 2026-11-24) weighs an eighth of a side.
+ * Then, on another database with the manifest, BENCH_ROLLUP_EVENTS events, a recompute over them with the load running, and the
  * daily reads on that store.
  */
 async function measureRollups(kind: Kind, templates: RowTemplate[][]): Promise<RollupFigures> {
@@ -495,7 +497,7 @@ async function measureRollups(kind: Kind, templates: RowTemplate[][]): Promise<R
   const normal = eventsPerSecond(withoutManifest);
   const ingestRatio = ratio(eventsPerSecond(withManifest), normal);
   log(
-    `rollups ${kind}: with a manifest ${ingestRatio}× without (${withManifest.map((f) => f.eventsPerSecond).join(', ')} against ${withoutManifest.map((f) => f.eventsPerSecond).join(', ')} events/s)`,
+    `rollups ${kind}: with a manifest ${ingestRatio.toFixed(2)}× without (${withManifest.map((f) => f.eventsPerSecond).join(', ')} against ${withoutManifest.map((f) => f.eventsPerSecond).join(', ')} events/s)`,
   );
 
   const target = await freshTarget(kind, 'rollups', place);
