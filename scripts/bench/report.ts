@@ -71,7 +71,7 @@ export interface RollupFigures {
   /** Each run, in the order measured (see measureRollups in run.ts). */
   withoutManifest: ServiceFigures[];
   withManifest: ServiceFigures[];
-  /** The mean of the runs with the manifest against the mean of those without. */
+  /** The median of the runs with the manifest against the median of those without. */
   ingestRatio: number;
   /** From a batch's commit to its parts' (server histogram, p99 as its bucket's bound), and the backlog when the load stopped. */
   delay: { p50UpToSeconds: number; p99UpToSeconds: number; batches: number; backlogAtEnd: { batches: number; oldestSeconds: number }; drainedSeconds: number };
@@ -167,7 +167,7 @@ export function table(results: Results): string {
           return f ? `${f.withoutManifest.map((w) => fmt(w.eventsPerSecond)).join(', ')} / ${f.withManifest.map((w) => fmt(w.eventsPerSecond)).join(', ')}` : '–';
         },
       ],
-      ['rollups: with / without (means)', (d) => x(r(d)?.ingestRatio)],
+      ['rollups: with / without (medians)', (d) => x(r(d)?.ingestRatio)],
       [
         'rollups: CPU ms per 1,000 events, main thread / busiest other: without / with a manifest',
         (d) => {
