@@ -223,7 +223,7 @@ export interface DemoResult {
 
 /** Fills the organization (a new "Demo Org" with an owner when none is given) with 30 days of data. */
 export async function fillWithDemoData(
-  services: Pick<Services, 'db' | 'validate' | 'manifests' | 'authenticator' | 'config'>,
+  services: Pick<Services, 'db' | 'validate' | 'manifests' | 'authenticator' | 'config' | 'keptRules'>,
   options: { orgId?: string; ownerEmail?: string; workers?: number; days?: number; now?: Date; seed?: number } = {},
 ): Promise<DemoResult> {
   const { db } = services;
@@ -341,7 +341,7 @@ export async function fillWithDemoData(
     const all = batches.get(app.id) ?? [];
     for (let i = 0; i < all.length; i += 500) {
       const ctx = { principal: app.principal, requestId: newId('req'), receivedAt: now };
-      const judged = await judgeBatch(db, services.validate.event, all.slice(i, i + 500), ctx);
+      const judged = await judgeBatch(db, services.validate.event, all.slice(i, i + 500), ctx, services.keptRules, true);
       const outcome = await db.transaction((trx) => storeBatch(trx, judged));
       if (outcome.rejected.length) throw new AdminError(`demo event rejected: ${outcome.rejected[0]?.message}`);
       events += outcome.accepted.length;

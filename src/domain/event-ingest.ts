@@ -8,7 +8,7 @@ import { withNewIds } from '../data/ids';
 import { insertOutbox } from '../data/rollups';
 import type { Database, Executor } from '../data/schema';
 import { retryingConflicts } from '../data/transaction';
-import { ingestRules, monthOf, reserveEvents, type IngestRules, type RulesVersion } from '../data/usage';
+import { monthOf, reserveEvents, type IngestRules, type RulesVersion } from '../data/usage';
 import type { WriteJob } from '../data/writer';
 import { ApiError, errorDetail, statusOf } from '../errors';
 import { metrics } from '../metrics';
@@ -16,7 +16,7 @@ import { ActorResolver } from './actors';
 import type { BatchEvents } from './rollup-drain';
 import type { RollupEvent } from './rollup-rules';
 import type { Principal } from './authenticator';
-import type { KeptRules, RulesForBatch } from './ingest-rules';
+import type { KeptRules } from './ingest-rules';
 import { withStoredReply, type ClaimTicket, type RenderedReply } from './idempotency';
 import { judgeSchema, normalizeTimestamp, UNREPRESENTABLE_TIMESTAMP, type Rejection } from './judgement';
 
@@ -56,28 +56,23 @@ export interface JudgedBatch {
   judgedBy: RulesVersion | null;
 }
 
-/** Where judgeBatch takes an app's rules from. */
-export type RulesSource = (appId: string, month: string) => Promise<RulesForBatch>;
-
-const readForTheBatch =
-  (db: Db): RulesSource =>
-  async (appId, month) => ({ rules: await ingestRules(db.kysely, appId, month), kept: false });
-
 /**
  * Judges each event on its own, in order, on what needs no transaction:
  * schema, actor, timestamp, whitelist, statisticId. A month whose quota is
- * already used up refuses the whole batch.
+ * already used up refuses the whole batch. The app's rules come from
+ * `keptRules`, read for this batch when `fresh`.
  */
 export async function judgeBatch(
   db: Db,
   validate: TypedValidator<Schema<'IngestEvent'>>,
   items: unknown[],
   ctx: BatchContext,
-  rulesOf: RulesSource = readForTheBatch(db),
+  keptRules: KeptRules,
+  fresh: boolean,
 ): Promise<JudgedBatch> {
   metrics.batchSize.observe(items.length);
   const month = monthOf(ctx.receivedAt);
-  const { rules, kept } = await rulesOf(ctx.principal.appId, month);
+  const { rules, kept } = await keptRules.rulesFor(ctx.principal.appId, month, fresh);
   if (rules.quota && rules.quota.used >= rules.quota.limit) {
     metrics.quotaRefusals.inc();
     throw new ApiError('quota_exceeded', `The organization's monthly event quota of ${rules.quota.limit} is exhausted for ${month}.`);
@@ -115,12 +110,12 @@ export async function judgeAndStoreAlone(
   items: unknown[],
   ctx: BatchContext,
 ): Promise<{ judged: JudgedBatch; outcome?: BatchOutcome }> {
-  const first = await judgeBatch(db, validate, items, ctx, (appId, month) => kept.rulesFor(appId, month));
+  const first = await judgeBatch(db, validate, items, ctx, kept, false);
   const stored = await storeBatchAlone(db, first);
   if (typeof stored === 'object') return { judged: first, outcome: stored };
   // Declined by the statement, which found the kept rules current: as good as read for the batch.
   if (!first.judgedBy || (stored === 'declined' && first.candidates.length > 0)) return { judged: { ...first, judgedBy: null } };
-  const judged = await judgeBatch(db, validate, items, ctx, (appId, month) => kept.rulesFor(appId, month, true));
+  const judged = await judgeBatch(db, validate, items, ctx, kept, true);
   const again = await storeBatchAlone(db, judged);
   return typeof again === 'object' ? { judged, outcome: again } : { judged };
 }

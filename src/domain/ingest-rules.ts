@@ -23,7 +23,7 @@ export class KeptRules {
 
   constructor(private readonly db: Db) {}
 
-  async rulesFor(appId: string, month: string, fresh = false): Promise<RulesForBatch> {
+  async rulesFor(appId: string, month: string, fresh: boolean): Promise<RulesForBatch> {
     const kept = this.byApp.get(appId);
     if (kept && !fresh) return { rules: kept, kept: true };
     const rules = await ingestRules(this.db.kysely, appId, month);

@@ -12,7 +12,7 @@ export function ingestEvents(services: Services): OperationHandler<'ingestEvents
     const ctx = { principal: req.principal, requestId: req.requestId, receivedAt: new Date() };
     // Without an Idempotency-Key no reply is stored with the data: a batch one statement stores needs no transaction.
     const { judged, outcome: alone } = req.idempotency
-      ? { judged: await judgeBatch(services.db, services.validate.event, items, ctx), outcome: undefined }
+      ? { judged: await judgeBatch(services.db, services.validate.event, items, ctx, services.keptRules, true), outcome: undefined }
       : await judgeAndStoreAlone(services.db, services.keptRules, services.validate.event, items, ctx);
     const replyContext = {
       requestId: req.requestId,
