@@ -32,7 +32,14 @@ async function insertRows(db: Db, tenant: Tenant, count: number, ts: string): Pr
     insertEvents(
       trx,
       origin,
-      Array.from({ length: count }, () => ({ kind: 'event' as const, id: newId('evt'), workerId: 'wrk_bulk', ts, event })),
+      Array.from({ length: count }, () => ({
+        kind: 'event' as const,
+        id: newId('evt'),
+        workerId: 'wrk_bulk',
+        ts,
+        event,
+        metadataJson: null,
+      })),
     ),
   );
 }

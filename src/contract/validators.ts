@@ -30,8 +30,10 @@ export class ContractValidators {
       type: 'object',
       schemaType: 'number',
       errors: true,
-      validate: function maxSerializedBytes(max: number, data: unknown) {
-        const ok = Buffer.byteLength(JSON.stringify(data), 'utf8') <= max;
+      validate: function maxSerializedBytes(max: number, data: object) {
+        const json = JSON.stringify(data);
+        lastMeasured = { value: data, json };
+        const ok = Buffer.byteLength(json, 'utf8') <= max;
         if (!ok) {
           (maxSerializedBytes as unknown as { errors: Partial<ErrorObject>[] }).errors = [
             { keyword: 'x-max-serialized-bytes', message: `must be at most ${max} bytes when serialized as JSON`, params: { limit: max } },
@@ -75,6 +77,16 @@ export class ContractValidators {
     }
     return filled as T;
   }
+}
+
+// The value last checked against x-max-serialized-bytes, and the JSON text it was measured as: what
+// storing it writes when asked for right after validation, as judging an event does. One slot, not a
+// WeakMap of every value measured: setting a WeakMap cost more than the second serialization (measured).
+let lastMeasured: { value: object; json: string } | undefined;
+
+/** `value` as JSON text: the text made to measure it when it is the value a validator of this thread checked last, else made now. */
+export function serializedJson(value: object): string {
+  return lastMeasured?.value === value ? lastMeasured.json : JSON.stringify(value);
 }
 
 let asWritten: ContractValidators | undefined;

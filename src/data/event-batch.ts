@@ -11,6 +11,8 @@ export interface BatchEvent {
   id: string;
   ts: string;
   event: Schema<'IngestEvent'>;
+  /** The event's metadata as stored, JSON text; null when none. */
+  metadataJson: string | null;
 }
 
 /**
@@ -131,8 +133,8 @@ export async function storeBatchInOneStatement(
       group by p.org_id, p.app_id
     )
     select not (select ok from current_rules) as stale, w.declined or g.granted is null as declined, g.granted,
-           (select array_agg(o order by o) from resolved where worker_id is null) as unknown,
-           (select array_agg(worker_id order by rank) from kept) as workers
+           (select json_agg(o order by o) from resolved where worker_id is null) as unknown,
+           (select json_agg(worker_id order by rank) from kept) as workers
     from wanted w, grant_ g
   `.compile(db);
   prepareOnEveryConnection(query.sql);
@@ -143,7 +145,7 @@ export async function storeBatchInOneStatement(
   return { unknownWorkerIds: outcome.unknown ?? [], granted: outcome.granted, workerIds: outcome.workers ?? [] };
 }
 
-function rowOf({ index, id, ts, event }: BatchEvent) {
+function rowOf({ index, id, ts, event, metadataJson }: BatchEvent) {
   const { workerId, externalId, email } = event.actor;
   return {
     o: index,
@@ -157,6 +159,6 @@ function rowOf({ index, id, ts, event }: BatchEvent) {
     d: event.duration,
     pl: event.pillar,
     s: event.statisticId,
-    m: event.metadata === undefined ? undefined : JSON.stringify(event.metadata),
+    m: metadataJson ?? undefined,
   };
 }

@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Schema } from '../contract/types';
+import { serializedJson } from '../contract/validators';
 import { eventColumns, type Database, type EventsTable } from './schema';
 import type { MetricEntry } from './snapshots';
 import { preparedStatement, sqliteConnectionOf } from './sqlite';
@@ -13,7 +14,7 @@ export interface EventOrigin {
 
 /** What goes on the timeline: an accepted event, or a snapshot (kept there as history). */
 export type NewTimelineEntry =
-  | { kind: 'event'; id: string; workerId: string; ts: string; event: Schema<'IngestEvent'> }
+  | { kind: 'event'; id: string; workerId: string; ts: string; event: Schema<'IngestEvent'>; metadataJson: string | null }
   | { kind: 'snapshot'; id: string; workerId: string; ts: string; snapshot: Schema<'IngestSnapshot'>; metrics: MetricEntry[] };
 
 const columns = Object.keys(eventColumns) as (keyof EventsTable)[];
@@ -61,17 +62,13 @@ function rowOf(entry: NewTimelineEntry, origin: EventOrigin, receivedAt: string,
     duration: event?.duration ?? null,
     pillar: event?.pillar ?? null,
     statistic_id: event?.statisticId ?? null,
-    metadata: jsonOrNull(entry.kind === 'event' ? entry.event.metadata : entry.snapshot.metadata),
+    metadata: entry.kind === 'event' ? entry.metadataJson : entry.snapshot.metadata === undefined ? null : serializedJson(entry.snapshot.metadata),
     metrics: entry.kind === 'snapshot' ? JSON.stringify(entry.metrics) : null,
     request_id: origin.requestId,
     received_at: receivedAt,
     // Snapshots are no statistic's events: only events wait for the rollups.
     batch_id: event ? batchId : null,
   };
-}
-
-function jsonOrNull(value: unknown): string | null {
-  return value === undefined ? null : JSON.stringify(value);
 }
 
 const insertOneRow = `insert into events (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`;

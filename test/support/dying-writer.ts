@@ -7,7 +7,8 @@ import { writeJobs } from '../../src/domain/writes';
 
 const storeBatch = async (trx: Parameters<typeof storeBatchWithReply>[0], batch: BatchToCommit) => {
   const committed = await storeBatchWithReply(trx, batch);
-  if (batch.judged.candidates.some((c) => c.event.metadata?.dieInWriter === true)) {
+  // The writer is sent each event's metadata as its JSON text only (batchToCommit).
+  if (batch.judged.candidates.some((c) => c.metadataJson?.includes('"dieInWriter":true'))) {
     // Long enough for the other requests of the test to be posted to this thread.
     await new Promise((resolve) => setTimeout(resolve, 200));
     process.exit(1);

@@ -1,4 +1,4 @@
-import { committedEvents, judgeAndStoreAlone, judgeBatch, renderBatch } from '../../domain/event-ingest';
+import { batchToCommit, committedEvents, judgeAndStoreAlone, judgeBatch, renderBatch } from '../../domain/event-ingest';
 import { runWrite } from '../../domain/writes';
 import { countBatch } from '../../metrics';
 import type { OperationHandler } from '../../http/operation';
@@ -22,7 +22,7 @@ export function ingestEvents(services: Services): OperationHandler<'ingestEvents
     };
     const { outcome, reply } = alone
       ? { outcome: alone, reply: renderBatch(replyContext, alone) }
-      : await committedWithClaim(req, (claim) => runWrite(services.db, 'storeBatch', { judged, reply: replyContext, claim }));
+      : await committedWithClaim(req, (claim) => runWrite(services.db, 'storeBatch', batchToCommit(judged, replyContext, claim)));
     countBatch(outcome);
     sendReply(res, reply);
     // After the reply: summing the batch for the rollups is not the client's wait.
