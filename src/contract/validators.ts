@@ -84,8 +84,12 @@ export class ContractValidators {
 // WeakMap of every value measured: setting a WeakMap cost more than the second serialization (measured).
 let lastMeasured: { value: object; json: string } | undefined;
 
-/** `value` as JSON text: the text made to measure it when it is the value a validator of this thread checked last, else made now. */
-export function serializedJson(value: object): string {
+/**
+ * `value` as JSON text, null when absent: the text made to measure it when it
+ * is the value a validator of this thread checked last, else made now.
+ */
+export function serializedJson(value: object | undefined): string | null {
+  if (value === undefined) return null;
   return lastMeasured?.value === value ? lastMeasured.json : JSON.stringify(value);
 }
 

@@ -341,5 +341,5 @@ function judgeEvent(
   if (event.statisticId !== undefined && !rules.statisticIds.has(event.statisticId)) {
     return { code: 'invalid_body', message: `${pointer}/statisticId "${event.statisticId}" is not in the app's statistic manifest` };
   }
-  return { event, ts, metadataJson: event.metadata === undefined ? null : serializedJson(event.metadata) };
+  return { event, ts, metadataJson: serializedJson(event.metadata) };
 }
