@@ -179,25 +179,29 @@ export function committedEvents(judged: JudgedBatch, outcome: BatchOutcome): Bat
 }
 
 function storedEvents(judged: JudgedBatch, { accepted, workerIds }: BatchOutcome): RollupEvent[] {
-  const byId = new Map(judged.candidates.map((c) => [c.id, c]));
-  return accepted.flatMap(({ id }, i): RollupEvent[] => {
-    const candidate = byId.get(id);
+  const { candidates } = judged;
+  const events: RollupEvent[] = [];
+  // The accepted events are candidates in their order (splitBatch keeps it): one walk finds each. Were one
+  // missed, the throw leaves the whole batch unsummed, to be read back from the store.
+  let c = 0;
+  for (const [i, { id }] of accepted.entries()) {
+    while (c < candidates.length && candidates[c]?.id !== id) c++;
+    const candidate = candidates[c];
     const workerId = workerIds[i];
-    if (!candidate || workerId === undefined) return [];
+    if (!candidate || workerId === undefined) throw new Error(`accepted event ${id} is not a candidate of its batch, in order`);
     const { event, ts } = candidate;
-    return [
-      {
-        workerId,
-        ts,
-        eventType: event.eventType,
-        category: event.category ?? null,
-        statisticId: event.statisticId ?? null,
-        duration: event.duration ?? null,
-        pillar: event.pillar ?? null,
-        metadata: event.metadata ?? null,
-      },
-    ];
-  });
+    events.push({
+      workerId,
+      ts,
+      eventType: event.eventType,
+      category: event.category ?? null,
+      statisticId: event.statisticId ?? null,
+      duration: event.duration ?? null,
+      pillar: event.pillar ?? null,
+      metadata: event.metadata ?? null,
+    });
+  }
+  return events;
 }
 
 /** What the reply to a batch says besides its outcome. */

