@@ -1,12 +1,19 @@
 // `make bench-summing`: the CPU the rollups spend summing events into cells, the work every process does
 // for the batches it commits (and a recompute on SQLite for every chunk): 600 batches of make bench's events
-// under its manifest of 8 statistics, in the organization's zone, timed over repeated rounds.
-// Options (environment): BENCH_SUMMING_EVENTS (60000), BENCH_SUMMING_ROUNDS (10), BENCH_SUMMING_ZONE (Europe/Berlin).
+// under its manifest of 8 statistics, in the organization's zone, timed over repeated rounds. Then what a
+// drain costs for the cells its events make, by how many events it takes (a second of make bench's ingest
+// is about 30,000): on the HTTP thread summing, taking and packing them, on SQLite's writer unpacking and
+// adding them to a store that holds them already, as in a steady ingest.
+// Options (environment): BENCH_SUMMING_EVENTS (60000), BENCH_SUMMING_ROUNDS (10), BENCH_SUMMING_ZONE (Europe/Berlin),
+// BENCH_SUMMING_DRAINS (events a drain takes, 30000,60000,90000).
+import path from 'node:path';
 import { sourceDocument } from '../../src/contract/document-source';
 import { ContractValidators } from '../../src/contract/validators';
-import type { Definition } from '../../src/data/rollups';
+import { migrate, openDatabase } from '../../src/data/db';
+import { addParts, type Definition } from '../../src/data/rollups';
 import { normalizeTimestamp } from '../../src/domain/judgement';
-import { PartsAccumulator, type RollupEvent } from '../../src/domain/rollup-rules';
+import { packCells, PartsAccumulator, unpackCells, type RollupEvent } from '../../src/domain/rollup-rules';
+import { harness } from './harness';
 import { benchManifest } from './rollups';
 import { numberEnv } from './targets';
 import { makeEvent, prng } from './workload';
@@ -14,6 +21,7 @@ import { makeEvent, prng } from './workload';
 const events = numberEnv('BENCH_SUMMING_EVENTS', 60_000);
 const rounds = numberEnv('BENCH_SUMMING_ROUNDS', 10);
 const timeZone = process.env.BENCH_SUMMING_ZONE ?? 'Europe/Berlin';
+const bench = harness('bench-summing');
 
 /** make bench's manifest as the service stores it: defaults filled in, checked against the contract. */
 function storedManifest(): Definition[] {
@@ -27,10 +35,10 @@ function storedManifest(): Definition[] {
 }
 
 /** The workload's events as the rollups take them, each worker named by its externalId. */
-function rollupEvents(): RollupEvent[] {
+function rollupEvents(count: number): RollupEvent[] {
   const random = prng(42);
   const now = new Date();
-  return Array.from({ length: events }, (): RollupEvent => {
+  return Array.from({ length: count }, (): RollupEvent => {
     const event = makeEvent(random, 1000, now.getTime());
     return {
       workerId: event.actor.externalId,
@@ -46,7 +54,7 @@ function rollupEvents(): RollupEvent[] {
 }
 
 const definitions = storedManifest();
-const sample = rollupEvents();
+const sample = rollupEvents(events);
 const times: number[] = [];
 let cells = 0;
 for (let round = 0; round < rounds; round++) {
@@ -56,9 +64,47 @@ for (let round = 0; round < rounds; round++) {
   cells = parts.take().length;
   times.push(performance.now() - started);
 }
-// The first rounds warm the JIT and the zone's caches: the figure is the median of the rest.
-const warm = times.slice(Math.min(3, rounds - 1)).sort((a, b) => a - b);
-const median = warm[Math.floor(warm.length / 2)] ?? 0;
+const median = warmMedian(times);
 console.log(`summing ${events.toLocaleString('en')} events under ${definitions.length} statistics in ${timeZone} into ${cells.toLocaleString('en')} cells`);
 console.log(`rounds (ms): ${times.map((t) => t.toFixed(0)).join(', ')}`);
 console.log(`median after warm-up: ${median.toFixed(1)} ms, ${((median / events) * 1000).toFixed(2)} ms per 1,000 events`);
+
+/** The median of the rounds after the first few, which warm the JIT and the zone's caches. */
+function warmMedian(ms: number[]): number {
+  const warm = ms.slice(Math.min(3, ms.length - 1)).sort((a, b) => a - b);
+  return warm[Math.floor(warm.length / 2)] ?? 0;
+}
+
+/** A drain of `count` events, timed on each side over the rounds; the first round fills the store. */
+async function timeDrains(count: number): Promise<void> {
+  const drained = rollupEvents(count);
+  const db = openDatabase({ kind: 'sqlite', path: path.join(bench.tmp, `drains-${count}.db`) });
+  try {
+    await migrate(db);
+    const sending: number[] = [];
+    const adding: number[] = [];
+    let cells = 0;
+    for (let round = 0; round < rounds; round++) {
+      const started = performance.now();
+      const parts = new PartsAccumulator();
+      for (const event of drained) parts.add(definitions, event, timeZone);
+      const packed = packCells(parts.take());
+      const packedAt = performance.now();
+      await db.transaction((trx) => addParts(trx, 'org_bench', 1, unpackCells(packed)));
+      sending.push(packedAt - started);
+      adding.push(performance.now() - packedAt);
+      cells = packed.keys.length / 4;
+    }
+    const perThousand = (ms: number) => ((ms / count) * 1000).toFixed(2);
+    console.log(
+      `a drain of ${count.toLocaleString('en')} events, ${cells.toLocaleString('en')} cells (${(cells / count).toFixed(2)}/event): ` +
+        `HTTP thread ${perThousand(warmMedian(sending))}, writer ${perThousand(warmMedian(adding))} ms per 1,000 events`,
+    );
+  } finally {
+    await db.close();
+  }
+}
+
+bench.run(async () => {
+  for (const count of (process.env.BENCH_SUMMING_DRAINS ?? '30000,60000,90000').split(',').map(Number)) await timeDrains(count);
+});
