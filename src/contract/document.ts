@@ -22,13 +22,15 @@ export function serializeDocument(doc: OpenApiDocument): string {
 }
 
 /**
- * The copy given to express-openapi-validator. Operations marked `x-item-validation`
- * have their items judged one by one by the handler (one bad event must not sink its
- * batch), so the middleware checks only the envelope: the schema at that JSON pointer
- * inside the request body schema is replaced by `{}`.
+ * The copy given to express-openapi-validator, with the paths `keep` keeps.
+ * Operations marked `x-item-validation` have their items judged one by one by
+ * the handler (one bad event must not sink its batch), so the middleware checks
+ * only the envelope: the schema at that JSON pointer inside the request body
+ * schema is replaced by `{}`.
  */
-export function middlewareDocument(doc: OpenApiDocument): OpenAPIV3.DocumentV3_1 {
+export function middlewareDocument(doc: OpenApiDocument, keep: (path: string) => boolean): OpenAPIV3.DocumentV3_1 {
   const copy = structuredClone(doc);
+  copy.paths = Object.fromEntries(Object.entries<OpenApiDocument>(copy.paths).filter(([path]) => keep(path)));
   for (const pathItem of Object.values<OpenApiDocument>(copy.paths)) {
     for (const operation of Object.values<OpenApiDocument>(pathItem)) {
       const pointer: unknown = operation?.['x-item-validation'];

@@ -37,7 +37,7 @@ function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (isDatabaseUnavailable(err))
     return new ApiError('service_unavailable', 'The database is unreachable; nothing was changed. Retry later.', { 'Retry-After': '1' });
-  const e = err as { status?: number; errors?: ValidatorIssue[] };
+  const e = err as { status?: number; errors?: ValidatorIssue[]; headers?: { Allow?: string } };
   const byStatus: Record<number, ErrorCode> = {
     400: 'invalid_body',
     404: 'not_found',
@@ -47,6 +47,8 @@ function toApiError(err: unknown): ApiError {
   };
   const code = e?.status ? byStatus[e.status] : undefined;
   if (!code) return new ApiError('internal_error');
+  // A 405 says which methods the path has (RFC 9110, 15.5.6): the validator lists them.
+  if (code === 'method_not_allowed' && e.headers?.Allow) return new ApiError(code, undefined, { Allow: e.headers.Allow });
   const parameterIssues = e.errors?.filter((i) => PARAMETER.test(i.path ?? '')) ?? [];
   if (code === 'invalid_body' && parameterIssues.length) {
     return new ApiError('invalid_query', parameterIssues.slice(0, 3).map(describeParameterIssue).join('; '));

@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response, Router } from 'ex
 import { Router as createRouter } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { middlewareDocument } from '../contract/document';
+import type { OpenApiDocument } from '../contract/document-source';
 import { exportTimeline, listTimeline, listTimelineWorkers } from '../handlers/console/timeline';
 import { getWorker, listWorkers, listWorkerSnapshots } from '../handlers/console/workers';
 import { getDailyStatistics, getSummaryReport, listRollupStatistics } from '../handlers/console/statistics';
@@ -48,15 +49,12 @@ export function apiRoutes(services: Services): Router {
   router.use('/api/v1', jsonBody);
   router.post(['/api/v1/ingest/events', '/api/v1/ingest/snapshots'], idempotency(services.idempotency));
   router.use('/api/v1/ingest/events', enforceBatchLimit(services.config.ingestBatchLimit));
-  router.use(
-    OpenApiValidator.middleware({
-      apiSpec: middlewareDocument(doc),
-      validateRequests: { allowUnknownQueryParameters: false },
-      validateResponses: false,
-      validateSecurity: false,
-      ajvFormats: { mode: 'full' },
-    }),
-  );
+  // One validator for the console's paths, one for the rest: the validator finds a request's route by trying
+  // every path of its document in turn, compiling each pattern anew, and the console's sort before the ingest
+  // endpoints: more than half of what the validator cost an ingest request went to it (measured).
+  const ingestSide = contractValidator(doc, (path) => !CONSOLE_PATH.test(path));
+  const consoleSide = contractValidator(doc, (path) => CONSOLE_PATH.test(path));
+  router.use((req: Request, res: Response, next: NextFunction) => (isConsole(req) ? consoleSide : ingestSide)(req, res, next));
   router.use('/api/v1', refuseNonFiniteQuery);
   mountOperations(router, doc, handlers(services));
   return router;
@@ -115,7 +113,26 @@ function refuseNonFiniteQuery(req: Request, _res: Response, next: NextFunction):
   next();
 }
 
-/** A middleware of the ingest endpoints, mounted at /api/v1, that console requests pass by. */
+/** express-openapi-validator enforcing the contract's paths that `keep` keeps. */
+function contractValidator(doc: OpenApiDocument, keep: (path: string) => boolean): Router {
+  return createRouter().use(
+    OpenApiValidator.middleware({
+      apiSpec: middlewareDocument(doc, keep),
+      validateRequests: { allowUnknownQueryParameters: false },
+      validateResponses: false,
+      validateSecurity: false,
+      ajvFormats: { mode: 'full' },
+    }),
+  );
+}
+
+const CONSOLE_PATH = /^\/api\/v1\/console(\/|$)/;
+
+function isConsole(req: Request): boolean {
+  return CONSOLE_PATH.test(req.baseUrl + req.path);
+}
+
+/** A middleware of the ingest endpoints that console requests pass by. */
 function exceptConsole(handler: RequestHandler): RequestHandler {
-  return (req, res, next) => (/^\/console(\/|$)/.test(req.path) ? next() : handler(req, res, next));
+  return (req, res, next) => (isConsole(req) ? next() : handler(req, res, next));
 }
