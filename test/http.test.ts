@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import request from 'supertest';
+import request, { type Response } from 'supertest';
 import { errorCodes } from '../src/errors';
 import { sourceDocument } from '../src/contract/document-source';
 import { client } from './support/client';
@@ -42,35 +42,23 @@ describe('HTTP conventions', () => {
   it('answers an unknown endpoint with 404 not_found and a wrong method with 405 method_not_allowed', async () => {
     const { app, tenant } = await setup();
     const api = client(app);
-    const missing = await api.get('/api/v1/ingest/nothing-here', { key: tenant.key });
-    assert.equal(missing.status, 404);
-    assert.equal(missing.body.error.code, 'not_found');
+    assert.deepEqual(errorOf(await api.get('/api/v1/ingest/nothing-here', { key: tenant.key })), [404, 'not_found']);
     const wrongMethod = await api.delete('/api/v1/ingest/ping', { key: tenant.key });
-    assert.equal(wrongMethod.status, 405);
-    assert.equal(wrongMethod.body.error.code, 'method_not_allowed');
+    assert.deepEqual(errorOf(wrongMethod), [405, 'method_not_allowed']);
     assert.equal(wrongMethod.headers.allow, 'GET');
-    const outside = await api.get('/nowhere');
-    assert.equal(outside.status, 404);
-    assert.equal(outside.body.error.code, 'not_found');
+    assert.deepEqual(errorOf(await api.get('/nowhere')), [404, 'not_found']);
   });
 
   it("enforces the contract on the console's paths as on the ingest endpoints: 404, 405 and a bad query", async () => {
     const { app, db, tenant } = await setup();
     const { console: api } = await signIn(app, db, { orgId: tenant.orgId });
-    const missing = await api.get('/api/v1/console/nothing-here');
-    assert.equal(missing.status, 404);
-    assert.equal(missing.body.error.code, 'not_found');
+    assert.deepEqual(errorOf(await api.get('/api/v1/console/nothing-here')), [404, 'not_found']);
     const wrongMethod = await api.delete('/api/v1/console/me');
-    assert.equal(wrongMethod.status, 405);
-    assert.equal(wrongMethod.body.error.code, 'method_not_allowed');
+    assert.deepEqual(errorOf(wrongMethod), [405, 'method_not_allowed']);
     assert.equal(wrongMethod.headers.allow, 'GET');
-    const badQuery = await api.get('/api/v1/console/workers?limit=0');
-    assert.equal(badQuery.status, 400);
-    assert.equal(badQuery.body.error.code, 'invalid_query');
-    // An ingest path next to the console's is the ingest side's: its key, then its contract.
-    const ingestSide = await client(app).get('/api/v1/consoles', { key: tenant.key });
-    assert.equal(ingestSide.status, 404);
-    assert.equal(ingestSide.body.error.code, 'not_found');
+    assert.deepEqual(errorOf(await api.get('/api/v1/console/workers?limit=0')), [400, 'invalid_query']);
+    // A path beside the console's is the ingest side's: its key, then its contract.
+    assert.deepEqual(errorOf(await client(app).get('/api/v1/consoles', { key: tenant.key })), [404, 'not_found']);
   });
 
   it('sends helmet security headers', async () => {
@@ -96,3 +84,8 @@ describe('HTTP conventions', () => {
     assert.deepEqual(res.body, { ok: true });
   });
 });
+
+/** A response's status and the contract's error code in its body. */
+function errorOf(res: Response): [number, unknown] {
+  return [res.status, res.body.error?.code];
+}
