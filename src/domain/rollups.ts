@@ -89,7 +89,7 @@ export interface RollupWorkerOptions {
   claim?: number;
   /** Organizations a look for closed days to list takes (in turn, in id order); by default 20. */
   listOrganizations?: number;
-  /** After adding the last waiting batches, the wait before adding more: batches committed meanwhile go together; by default 2,000. */
+  /** After a drain that added the last waiting batches, how long from its start until the next: batches committed meanwhile go together; by default 2,000. */
   coalesceMs?: number;
   /**
    * Batches nobody summed as they committed (another process's, or of before a restart) are read back once they
@@ -144,8 +144,8 @@ export class RollupWorker {
     this.sums = new CommittedSums(4 * this.claim);
     this.listOrganizations = options.listOrganizations ?? 20;
     // A drain adds each (worker, day) cell its batches touched once, however many events fell on it: make bench's
-    // events made 1.22 cells each in a drain of a second's ingest, 0.81 in one of two seconds' (make bench-summing:
-    // SQLite's writer 5.9 against 3.5 ms per 1,000 events, the HTTP thread 4.9 against 4.4), with the delay to the
+    // events made 1.22 cells each in a drain of a second's ingest, 0.81 in one of two seconds' (make bench-summing,
+    // six runs of eight: SQLite's writer 2.5-3.5 against 3.9-5.9 ms per 1,000 events), with the delay to the
     // rollups still well within the 5 s promised.
     this.coalesceMs = options.coalesceMs ?? 2_000;
     this.handOverMs = options.handOverMs ?? 5_000;
