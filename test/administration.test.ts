@@ -247,8 +247,8 @@ describe('Administration rules (domain)', () => {
     it("reports the plan and this month's usage, and renames", async () => {
       const t = await createTenant(db, { maxEventsPerMonth: 1000 });
       const now = new Date();
-      await db.transaction((trx) => reserveEvents(trx, t.orgId, monthOf(now), 7, 1000));
-      await db.transaction((trx) => reserveEvents(trx, t.orgId, '2001-01', 50, 1000));
+      await db.transaction((trx) => reserveEvents(trx, db.dialect, t.orgId, monthOf(now), 7, 1000));
+      await db.transaction((trx) => reserveEvents(trx, db.dialect, t.orgId, '2001-01', 50, 1000));
       await administration.updateOrganization(db, t.orgId, { name: ' Acme Ltd ' }, ingestctl);
       assert.deepEqual(await administration.organizationSummary(db, t.orgId, now), {
         id: t.orgId,

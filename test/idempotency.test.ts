@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createApp } from '../src/app';
+import { eventsCounted, monthOf } from '../src/data/usage';
 import { issueKey } from '../src/domain/administration';
 import { createServices } from '../src/services';
 import { client } from './support/client';
@@ -54,12 +55,7 @@ describe('Idempotency-Key', () => {
     const again = await api.post(EVENTS, { key: tenant.key, headers: { 'Idempotency-Key': 'q-1' }, body });
     assert.equal(first.status, 202);
     assert.equal(again.status, 202);
-    const usage = await db.kysely
-      .selectFrom('monthly_usage')
-      .select('event_count')
-      .where('org_id', '=', tenant.orgId)
-      .executeTakeFirstOrThrow();
-    assert.equal(usage.event_count, 3);
+    assert.equal(await eventsCounted(db.kysely, tenant.orgId, monthOf(new Date())), 3);
   });
 
   it('answers 409 idempotency_in_progress while the first request with the key is still running, then replays it', async () => {

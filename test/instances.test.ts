@@ -61,13 +61,7 @@ describe(`Several instances sharing the database${process.env.TEST_REDIS ? ' and
     );
     const stored = await db.kysely.selectFrom('events').select('id').where('org_id', '=', tenant.orgId).execute();
     assert.equal(stored.length, 137);
-    const usage = await db.kysely
-      .selectFrom('monthly_usage')
-      .select('event_count')
-      .where('org_id', '=', tenant.orgId)
-      .where('month', '=', monthOf(new Date()))
-      .executeTakeFirstOrThrow();
-    assert.equal(usage.event_count, 137);
+    assert.equal(await eventsCounted(db.kysely, tenant.orgId, monthOf(new Date())), 137);
   }
 
   it('never sells the quota twice: 20 concurrent batches across both instances stop at the exact limit', async function () {
@@ -77,8 +71,32 @@ describe(`Several instances sharing the database${process.env.TEST_REDIS ? ' and
 
   it('never sells the quota twice for known workers either: their batches are judged and stored in one statement on PostgreSQL', async function () {
     this.timeout(60_000);
-    // The first event makes the worker (and the month's usage row): the rest name a known worker.
+    // The first event makes the worker (and the month's usage rows): the rest name a known worker.
     await sellOut({ externalId: 'known' }, 1);
+  });
+
+  it('counts the concurrent batches of an organization without a quota exactly, and a quota set later counts them all', async function () {
+    this.timeout(60_000);
+    const { a, b, db } = await instances({ RATE_LIMIT_PER_KEY: '1000', RATE_LIMIT_PER_ORG: '1000' });
+    const tenant = await createTenant(db);
+    const month = monthOf(new Date());
+    const ten = () => ({ events: Array.from({ length: 10 }, () => event({ actor: { externalId: 'known' } })) });
+    assert.equal((await a.post(EVENTS, { key: tenant.key, body: { events: [event({ actor: { externalId: 'known' } })] } })).status, 202);
+    // On PostgreSQL these count into their connections' slots, not the row a quota reserves in.
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).post(EVENTS, { key: tenant.key, body: ten() })),
+    );
+    assert.deepEqual(new Set(responses.map((r) => r.status)), new Set([202]));
+    assert.equal(await eventsCounted(db.kysely, tenant.orgId, month), 201);
+    // The first batch under the quota makes the month's missing rows (step by step), the second finds them all (one statement).
+    for (const limit of [206, 211]) {
+      await administration.setPlan(db, tenant.orgId, { maxEventsPerMonth: limit });
+      const crossing = await a.post(EVENTS, { key: tenant.key, body: ten() });
+      assert.equal(crossing.status, 207);
+      assert.equal(crossing.body.accepted, 5);
+      assert.equal(await eventsCounted(db.kysely, tenant.orgId, month), limit);
+    }
+    assert.equal((await b.post(EVENTS, { key: tenant.key, body: ten() })).status, 402);
   });
 
   describe("judges each batch by the app's rules as stored, changed anywhere, after instance B has judged batches by them", () => {

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { migrate, migrationNames, openDatabase, pendingMigrations, type Db } from '../src/data/db';
+import { eventsCounted } from '../src/data/usage';
 import { freshDatabaseConfig, testDialect } from './support/database';
 import { databaseUrlOf } from './support/fixtures';
 
@@ -188,6 +189,23 @@ describe(`Migrations at start (${testDialect})`, () => {
           applied_generation: null,
         },
       ]);
+    });
+  });
+
+  it("013 keeps each organization's count of a month as its slot 0, and a month may then hold a row a slot", async () => {
+    await onFreshDatabase(async (db) => {
+      await migrate(db, '012_outbox_without_event_ids');
+      await sql`insert into monthly_usage (org_id, month, event_count) values ('org_1', '2026-10', 12), ('org_1', '2026-11', 7)`.execute(
+        db.kysely,
+      );
+      await migrate(db);
+      await db.kysely.insertInto('monthly_usage').values({ org_id: 'org_1', month: '2026-11', slot: 3, event_count: 5 }).execute();
+      assert.deepEqual(await db.kysely.selectFrom('monthly_usage').selectAll().orderBy('month').orderBy('slot').execute(), [
+        { org_id: 'org_1', month: '2026-10', slot: 0, event_count: 12 },
+        { org_id: 'org_1', month: '2026-11', slot: 0, event_count: 7 },
+        { org_id: 'org_1', month: '2026-11', slot: 3, event_count: 5 },
+      ]);
+      assert.equal(await eventsCounted(db.kysely, 'org_1', '2026-11'), 12);
     });
   });
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { monthOf } from '../src/data/usage';
+import { eventsCounted, monthOf } from '../src/data/usage';
 import { setPlan } from '../src/domain/administration';
 import { client } from './support/client';
 import { event } from './support/events';
@@ -8,14 +8,8 @@ import { setup } from './support/fixtures';
 const EVENTS = '/api/v1/ingest/events';
 type Setup = Awaited<ReturnType<typeof setup>>;
 
-async function used(db: Setup['db'], orgId: string): Promise<number> {
-  const row = await db.kysely
-    .selectFrom('monthly_usage')
-    .select('event_count')
-    .where('org_id', '=', orgId)
-    .where('month', '=', monthOf(new Date()))
-    .executeTakeFirst();
-  return row?.event_count ?? 0;
+function used(db: Setup['db'], orgId: string): Promise<number> {
+  return eventsCounted(db.kysely, orgId, monthOf(new Date()));
 }
 
 describe('Monthly event quota', () => {

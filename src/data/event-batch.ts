@@ -3,7 +3,7 @@ import type { Schema } from '../contract/types';
 import type { EventOrigin } from './events';
 import { prepareOnEveryConnection } from './postgres';
 import type { Executor } from './schema';
-import type { RulesVersion } from './usage';
+import { SPREAD_SLOTS, type RulesVersion } from './usage';
 
 /** An event to store, with its index in the request and its id if stored. */
 export interface BatchEvent {
@@ -40,16 +40,17 @@ interface Outcome {
  * PostgreSQL: stores a batch whose actors all name workers that exist in one
  * statement, one round trip: it resolves the actors (workerId in the
  * organization, else the app's externalId link, else, without an externalId,
- * the directory's email), counts the events against the month (locking the
- * usage row and granting what fits under the quota, so concurrent batches on
- * any instance queue behind it as with reserveEvents) and inserts the first
+ * the directory's email), counts the events against the month (under a
+ * quota, locking the month's usage rows and granting what fits, so concurrent
+ * batches on any instance queue behind it as with reserveEvents; without one,
+ * into its backend's slot) and inserts the first
  * events that fit, in order, with the rollups' outbox row of the batch. The rows travel as one JSON parameter, which
  * the driver sends as is (column arrays cost it an escape per element).
  * Given the version of the rules the batch was judged by (`judgedBy`), it
  * writes only if they are still the stored ones: 'rules_changed' when not.
  * 'declined' when the batch needs what only the step-by-step path does
- * (creating a worker, linking an externalId, the month's first usage row
- * under a quota). Either way nothing was written. One statement is atomic:
+ * (creating a worker, linking an externalId, the month's usage rows under a
+ * quota). Either way nothing was written. One statement is atomic:
  * run on its own, it commits alone.
  */
 export async function storeBatchInOneStatement(
@@ -93,24 +94,28 @@ export async function storeBatchInOneStatement(
              count(worker_id)::integer as n
       from resolved
     ),
+    -- Under a quota, every row of the month, locked in order: none missing (else reserveEvents makes them),
+    -- and none counted into by a batch in flight that this one would not wait for (src/data/usage.ts).
     locked as (
       select u.event_count from monthly_usage u, p
       where u.org_id = p.org_id and u.month = p.month and p.quota is not null and not (select declined from wanted)
+      order by u.slot
       for update of u
     ),
     grant_ as (
       select case
         when (select declined from wanted) then null
         when n = 0 or p.quota is null then n
-        when not exists (select from locked) then null
-        else least(n, greatest(0, p.quota - (select event_count from locked)))
+        when (select count(*) from locked) < ${sql.lit(SPREAD_SLOTS + 1)} then null
+        else least(n, greatest(0, p.quota - (select sum(event_count) from locked)))
       end as granted
       from wanted, p
     ),
     counted as (
-      insert into monthly_usage (org_id, month, event_count)
-      select p.org_id, p.month, g.granted from p, grant_ g where g.granted > 0
-      on conflict (org_id, month) do update set event_count = monthly_usage.event_count + excluded.event_count
+      insert into monthly_usage (org_id, month, slot, event_count)
+      select p.org_id, p.month, case when p.quota is null then 1 + pg_backend_pid() % ${sql.lit(SPREAD_SLOTS)} else 0 end, g.granted
+      from p, grant_ g where g.granted > 0
+      on conflict (org_id, month, slot) do update set event_count = monthly_usage.event_count + excluded.event_count
     ),
     -- The events stored: the first that fit, in order.
     kept as (

@@ -160,6 +160,8 @@ export interface MonthlyUsageTable {
   org_id: string;
   /** `YYYY-MM`, UTC */
   month: string;
+  /** Which of the month's rows (src/data/usage.ts): 0 holds reservations under a quota. */
+  slot: Generated<number>;
   event_count: Generated<number>;
 }
 

@@ -1,6 +1,21 @@
 import { createHash } from 'node:crypto';
+import { sql, type Expression } from 'kysely';
+import type { Dialect } from './db';
 import { prepareOnEveryConnection } from './postgres';
 import type { Executor } from './schema';
+
+/**
+ * An organization's count for a month is the sum of its rows in
+ * monthly_usage, one a slot. Under a quota every reservation locks them all
+ * and counts into slot 0. Without one, PostgreSQL's one-statement batches
+ * (src/data/event-batch.ts) count into slot 1 + their backend's pid modulo
+ * SPREAD_SLOTS: one row for every batch had each batch of the organization
+ * queue behind the one before until it committed (make bench: 31,500 against
+ * 36,200 events/s without counting, 33 against 27 ms of PostgreSQL's CPU per
+ * 1,000 events). Changing the number of slots needs a migration of the rows.
+ */
+export const SPREAD_SLOTS = 16;
+const ALL_SLOTS = Array.from({ length: SPREAD_SLOTS + 1 }, (_, slot) => slot);
 
 /** `YYYY-MM` of the calendar month (UTC) that `at` falls in. */
 export function monthOf(at: Date): string {
@@ -32,8 +47,8 @@ export async function ingestRules(db: Executor, appId: string, month: string): P
     .selectFrom('apps as a')
     .innerJoin('organizations as o', 'o.id', 'a.org_id')
     .leftJoin('statistic_manifests as m', 'm.app_id', 'a.id')
-    .leftJoin('monthly_usage as u', (join) => join.onRef('u.org_id', '=', 'o.id').on('u.month', '=', month))
-    .select(['a.allowed_event_types', 'm.definitions', 'o.max_events_per_month', 'u.event_count'])
+    .select(['a.allowed_event_types', 'm.definitions', 'o.max_events_per_month'])
+    .select((eb) => usedIn(eb.ref('o.id'), month).as('event_count'))
     .where('a.id', '=', appId)
     .compile();
   // Read for every batch whose app's rules are not kept: planned once per connection.
@@ -45,7 +60,7 @@ export async function ingestRules(db: Executor, appId: string, month: string): P
   return {
     allowedEventTypes: new Set(JSON.parse(row.allowed_event_types) as string[]),
     statisticIds: new Set(definitions.map((d) => d.id)),
-    quota: limit === null ? null : { limit, used: row.event_count ?? 0 },
+    quota: limit === null ? null : { limit, used: row.event_count },
     version: { allowedEventTypes: md5(row.allowed_event_types), definitions: md5(row.definitions ?? ''), quota: limit },
   };
 }
@@ -57,37 +72,63 @@ function md5(text: string): string {
 
 /**
  * Counts up to `wanted` events against the month and returns how many fit
- * under `quota`. The count is one upsert, which holds the row until the
- * caller's transaction ends, so concurrent batches (on any instance) queue
- * behind it and can never oversell the quota; an overshoot is taken back
- * before the lock is released.
+ * under `quota`. Under a quota it locks every row of the month (made first
+ * when missing), so concurrent batches on any instance queue behind it and
+ * can never oversell the quota, and no batch counting into a slot of its own
+ * is missed; without one it only counts, into slot 0.
  */
-export async function reserveEvents(db: Executor, orgId: string, month: string, wanted: number, quota: number | null): Promise<number> {
+export async function reserveEvents(
+  db: Executor,
+  dialect: Dialect,
+  orgId: string,
+  month: string,
+  wanted: number,
+  quota: number | null,
+): Promise<number> {
   if (wanted === 0) return 0;
-  const { event_count: total } = await db
-    .insertInto('monthly_usage')
-    .values({ org_id: orgId, month, event_count: wanted })
-    .onConflict((oc) => oc.columns(['org_id', 'month']).doUpdateSet((eb) => ({ event_count: eb('monthly_usage.event_count', '+', wanted) })))
-    .returning('event_count')
-    .executeTakeFirstOrThrow();
-  if (quota === null || total <= quota) return wanted;
-  const granted = Math.max(0, wanted - (total - quota));
+  if (quota === null) {
+    await db
+      .insertInto('monthly_usage')
+      .values({ org_id: orgId, month, slot: 0, event_count: wanted })
+      .onConflict((oc) => oc.columns(['org_id', 'month', 'slot']).doUpdateSet((eb) => ({ event_count: eb('monthly_usage.event_count', '+', wanted) })))
+      .execute();
+    return wanted;
+  }
+  // The one-statement path (src/data/event-batch.ts) finds all the rows or leaves the batch to this.
   await db
-    .updateTable('monthly_usage')
-    .set((eb) => ({ event_count: eb('event_count', '-', wanted - granted) }))
+    .insertInto('monthly_usage')
+    .values(ALL_SLOTS.map((slot) => ({ org_id: orgId, month, slot, event_count: 0 })))
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+  const rows = await db
+    .selectFrom('monthly_usage')
+    .select('event_count')
     .where('org_id', '=', orgId)
     .where('month', '=', month)
+    .orderBy('slot')
+    .$if(dialect === 'postgres', (qb) => qb.forUpdate())
     .execute();
+  const used = rows.reduce((sum, row) => sum + row.event_count, 0);
+  const granted = Math.max(0, Math.min(wanted, quota - used));
+  if (granted > 0) {
+    await db
+      .updateTable('monthly_usage')
+      .set((eb) => ({ event_count: eb('event_count', '+', granted) }))
+      .where('org_id', '=', orgId)
+      .where('month', '=', month)
+      .where('slot', '=', 0)
+      .execute();
+  }
   return granted;
 }
 
 /** Events counted against the organization's quota in the month (`YYYY-MM`). */
 export async function eventsCounted(db: Executor, orgId: string, month: string): Promise<number> {
-  const row = await db
-    .selectFrom('monthly_usage')
-    .select('event_count')
-    .where('org_id', '=', orgId)
-    .where('month', '=', month)
-    .executeTakeFirst();
-  return row?.event_count ?? 0;
+  const row = await db.selectNoFrom((eb) => usedIn(eb.val(orgId), month).as('used')).executeTakeFirstOrThrow();
+  return row.used;
+}
+
+/** The events counted in the month, all slots together. */
+function usedIn(orgId: Expression<string>, month: string) {
+  return sql<number>`(select cast(coalesce(sum(u.event_count), 0) as integer) from monthly_usage u where u.org_id = ${orgId} and u.month = ${month})`;
 }

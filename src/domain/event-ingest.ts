@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Reply, Schema } from '../contract/types';
 import { serializedJson, type TypedValidator } from '../contract/validators';
-import type { Db } from '../data/db';
+import type { Db, Dialect } from '../data/db';
 import { storeBatchInOneStatement } from '../data/event-batch';
 import { insertEvents, type NewTimelineEntry } from '../data/events';
 import { withNewIds } from '../data/ids';
@@ -56,6 +56,8 @@ export interface JudgedBatch {
   /** The events that passed so far, in order. */
   candidates: Candidate[];
   rejected: Schema<'RejectedEvent'>[];
+  /** The database it is stored in. */
+  dialect: Dialect;
   /** Whether storing tries one statement first: on PostgreSQL, until that statement has declined this batch. */
   oneStatement: boolean;
   /** The version of the kept rules the batch was judged by, which the statement storing it checks; null when they were read for it. */
@@ -97,6 +99,7 @@ export async function judgeBatch(
     quota: rules.quota?.limit ?? null,
     candidates,
     rejected,
+    dialect: db.dialect,
     oneStatement: db.dialect === 'postgres',
     judgedBy: kept ? rules.version : null,
   };
@@ -132,7 +135,7 @@ export async function judgeAndStoreAlone(
  * they use. Leaves the batch's events as they were: the transaction may be run again.
  */
 export async function storeBatch(trx: Transaction<Database>, judged: JudgedBatch): Promise<BatchOutcome> {
-  const { ctx, month, quota, candidates } = judged;
+  const { ctx, dialect, month, quota, candidates } = judged;
   // Most batches name workers that exist: one statement judges and stores them.
   const done = await inOneStatement(trx, judged);
   if (typeof done === 'object') return done;
@@ -145,7 +148,7 @@ export async function storeBatch(trx: Transaction<Database>, judged: JudgedBatch
   // The usage counter is one row per organization, locked from its update until commit. With a
   // quota it must be reserved before deciding which events fit; without one it is only counted,
   // as the last write of the batch, so concurrent batches of the organization hold it for as little as possible.
-  const granted = quota === null ? resolvable : await reserveEvents(trx, ctx.principal.orgId, month, resolvable, quota);
+  const granted = quota === null ? resolvable : await reserveEvents(trx, dialect, ctx.principal.orgId, month, resolvable, quota);
   const split = splitBatch(judged, known, granted);
   const resolved = await resolver.resolveAll(split.stored, (c) => c.event.actor);
   const entries: NewTimelineEntry[] = resolved.map(({ item: { id, event, ts, metadataJson }, worker }) => ({
@@ -159,7 +162,7 @@ export async function storeBatch(trx: Transaction<Database>, judged: JudgedBatch
   await insertEvents(trx, ctx, entries);
   // The rollups worker adds the batch once it is committed (src/domain/rollups.ts).
   await insertOutbox(trx, { orgId: ctx.principal.orgId, appId: ctx.principal.appId, events: split.stored });
-  if (quota === null) await reserveEvents(trx, ctx.principal.orgId, month, split.stored.length, null);
+  if (quota === null) await reserveEvents(trx, dialect, ctx.principal.orgId, month, split.stored.length, null);
   return outcomeOf(
     split,
     resolved.map(({ worker }) => worker.id),
