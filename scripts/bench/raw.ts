@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { Db } from '../../src/data/db';
 import { openSqlite } from '../../src/data/sqlite';
-import { newId, nowIso, withNewIds } from '../../src/data/ids';
+import { newId, nowIso, newIds } from '../../src/data/ids';
 import { eventColumns, externalIdOf, type EventTuple, type RowTemplate } from './workload';
 
 export interface RawScope {
@@ -32,7 +32,8 @@ function tuples(batch: RowTemplate[], scope: RawScope): EventTuple[] {
   // What the service computes per batch and per event: ids, the request id, the receipt time.
   const requestId = newId('req');
   const receivedAt = nowIso();
-  return withNewIds('evt', batch).map((t) => tuple(t.id, scope.workerIds[t.worker % scope.workerIds.length] as string, t, t.ts, requestId, receivedAt, scope));
+  const ids = newIds('evt', batch.length);
+  return batch.map((t, i) => tuple(ids[i] as string, scope.workerIds[t.worker % scope.workerIds.length] as string, t, t.ts, requestId, receivedAt, scope));
 }
 
 const insertSql = `insert into events (${eventColumns.join(', ')}) values (${eventColumns.map(() => '?').join(', ')})`;

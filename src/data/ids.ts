@@ -11,17 +11,17 @@ const TIME_CHARS = 9;
  * then 12 random base64url characters. Time-ordered keys keep B-tree inserts
  * at the right edge of the index. The randomness for a whole batch is drawn at
  * once: one call per id was a measurable share of a batch's cost.
- * Returns the items, each with a new id of its own.
+ * Returns `count` new ids.
  */
-export function withNewIds<T extends object>(prefix: IdPrefix, items: T[]): Array<T & { id: string }> {
+export function newIds(prefix: IdPrefix, count: number): string[] {
   const head = `${prefix}_${timePart()}`;
   // 9 bytes are exactly 12 base64url characters, so the whole draw's encoding is each id's, end to end: one encoding for the batch.
-  const random = randomBytes(RANDOM_BYTES * items.length).toString('base64url');
-  return items.map((item, i) => ({ ...item, id: head + random.slice(i * RANDOM_CHARS, (i + 1) * RANDOM_CHARS) }));
+  const random = randomBytes(RANDOM_BYTES * count).toString('base64url');
+  return Array.from({ length: count }, (_, i) => head + random.slice(i * RANDOM_CHARS, (i + 1) * RANDOM_CHARS));
 }
 
 /**
- * The ids one draw of withNewIds made with `id`, as a range in code-unit
+ * The ids one draw of newIds made with `id`, as a range in code-unit
  * order (PostgreSQL's "C" collation): they share its prefix and
  * milliseconds, and base64url's characters all sort before "~". With `ms`,
  * when they were drawn.

@@ -4,7 +4,7 @@ import { serializedJson, type TypedValidator } from '../contract/validators';
 import type { Db, Dialect } from '../data/db';
 import { storeBatchInOneStatement } from '../data/event-batch';
 import { insertEvents, type NewTimelineEntry } from '../data/events';
-import { withNewIds } from '../data/ids';
+import { newIds } from '../data/ids';
 import { insertOutbox } from '../data/rollups';
 import type { Database, Executor } from '../data/schema';
 import { retryingConflicts } from '../data/transaction';
@@ -85,14 +85,16 @@ export async function judgeBatch(
     metrics.quotaRefusals.inc();
     throw new ApiError('quota_exceeded', `The organization's monthly event quota of ${rules.quota.limit} is exhausted for ${month}.`);
   }
-  const passed: Array<Omit<Candidate, 'id'>> = [];
+  // Drawn for every item, so that each candidate is made whole at once (copying objects to add an id cost
+  // more than the rest of making ids, measured); a rejected item's id is never used.
+  const ids = newIds('evt', items.length);
+  const candidates: Candidate[] = [];
   const rejected: Schema<'RejectedEvent'>[] = [];
   items.forEach((item, index) => {
-    const verdict = judgeEvent(validate, item, index, ctx.receivedAt, rules);
-    if ('code' in verdict) rejected.push({ index, ...verdict });
-    else passed.push({ index, ...verdict });
+    const verdict = judgeEvent(validate, item, index, ids[index] as string, ctx.receivedAt, rules);
+    if ('code' in verdict) rejected.push({ index, code: verdict.code, message: verdict.message });
+    else candidates.push(verdict);
   });
-  const candidates = withNewIds('evt', passed);
   return {
     ctx,
     month,
@@ -333,9 +335,10 @@ function judgeEvent(
   validate: TypedValidator<Schema<'IngestEvent'>>,
   item: unknown,
   index: number,
+  id: string,
   receivedAt: Date,
   rules: IngestRules,
-): Rejection | Omit<Candidate, 'index' | 'id'> {
+): Rejection | Candidate {
   const pointer = `/events/${index}`;
   const verdict = judgeSchema(validate, item, pointer);
   if ('code' in verdict) return verdict;
@@ -348,5 +351,5 @@ function judgeEvent(
   if (event.statisticId !== undefined && !rules.statisticIds.has(event.statisticId)) {
     return { code: 'invalid_body', message: `${pointer}/statisticId "${event.statisticId}" is not in the app's statistic manifest` };
   }
-  return { event, ts, metadataJson: serializedJson(event.metadata) };
+  return { index, id, event, ts, metadataJson: serializedJson(event.metadata) };
 }
