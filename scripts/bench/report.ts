@@ -25,6 +25,8 @@ export interface CpuFigures {
   /** The server's main (HTTP) thread, and its busiest other thread (SQLite's writer): which one is the bottleneck. */
   serverMainThreadPct: number;
   serverOtherThreadPct: number;
+  /** The server's second busiest other thread (SQLite's checkpoints); absent in results saved before it was recorded. */
+  serverThirdThreadPct?: number;
   loadGeneratorPct: number;
   postgresPct: number;
   otherPct: number;
@@ -121,7 +123,7 @@ export function table(results: Results): string {
     ['service: server peak RSS (MB)', (d) => fmt(d.service.rss.peakMb)],
     ['service: CPU % of one core: server / load gen / postgres / other', (d) => cpuCells(d.service.cpu)],
     ['service: CPU ms per 1,000 events: server / postgres', (d) => perThousand(d.service.eventsPerSecond, d.service.cpu.serverPct, d.service.cpu.postgresPct)],
-    ['service: CPU ms per 1,000 events: main thread / busiest other', (d) => threadsPerThousand(d.service)],
+    ['service: CPU ms per 1,000 events: main thread / busiest other / next', (d) => threadsPerThousand(d.service)],
     ['raw driver: events/s', (d) => fmt(d.raw.eventsPerSecond)],
     ['raw: CPU % of one core: driver process / postgres / other', (d) => `${d.raw.cpu.benchPct} / ${d.raw.cpu.postgresPct || '–'} / ${d.raw.cpu.otherPct}`],
     ['raw: CPU ms per 1,000 events: driver process / postgres', (d) => perThousand(d.raw.eventsPerSecond, d.raw.cpu.benchPct, d.raw.cpu.postgresPct)],
@@ -169,7 +171,7 @@ export function table(results: Results): string {
       ],
       ['rollups: with / without (medians)', (d) => x(r(d)?.ingestRatio)],
       [
-        'rollups: CPU ms per 1,000 events, main thread / busiest other: without / with a manifest',
+        'rollups: CPU ms per 1,000 events, main thread / busiest other / next: without / with a manifest',
         (d) => {
           const f = r(d);
           return f ? `${f.withoutManifest.map(threadsPerThousand).join(', ')}; ${f.withManifest.map(threadsPerThousand).join(', ')}` : '–';
@@ -201,7 +203,7 @@ function cpuMsPerThousand(eventsPerSecond: number, pct: number): number {
 }
 
 function threadsPerThousand(f: HttpFigures): string {
-  return perThousand(f.eventsPerSecond, f.cpu.serverMainThreadPct, f.cpu.serverOtherThreadPct);
+  return perThousand(f.eventsPerSecond, f.cpu.serverMainThreadPct, f.cpu.serverOtherThreadPct, f.cpu.serverThirdThreadPct ?? 0);
 }
 
 function cpuCells(c: CpuFigures): string {

@@ -204,14 +204,18 @@ async function drive(server: Running, authorization: string | undefined, withPos
   const cpu = cpuBetween(startCpu, result.end);
   const serverPct = cpu.pids.get(serverPid) ?? 0;
   const loadGeneratorPct = cpu.pids.get(loadPid) ?? 0;
-  const otherThreads = [...cpu.threads].filter(([tid]) => tid !== serverPid).map(([, pct]) => pct);
+  const otherThreads = [...cpu.threads]
+    .filter(([tid]) => tid !== serverPid)
+    .map(([, pct]) => pct)
+    .sort((a, b) => b - a);
   return {
     load: result.load,
     window: { fromUs, toUs: result.toUs },
     cpu: {
       serverPct,
       serverMainThreadPct: cpu.threads.get(serverPid) ?? 0,
-      serverOtherThreadPct: Math.max(0, ...otherThreads),
+      serverOtherThreadPct: otherThreads[0] ?? 0,
+      serverThirdThreadPct: otherThreads[1] ?? 0,
       loadGeneratorPct,
       postgresPct: cpu.postgres,
       otherPct: Math.max(0, cpu.machineBusyCores - serverPct - loadGeneratorPct - cpu.postgres),
