@@ -10,3 +10,8 @@ export async function timeZoneOf(db: Executor, orgId: string): Promise<string | 
 export async function setTimeZone(db: Executor, orgId: string, timeZone: string): Promise<void> {
   await db.updateTable('organizations').set({ time_zone: timeZone }).where('id', '=', orgId).execute();
 }
+
+/** Every organization's id, in order: what a sweep or a verification goes through, one at a time. */
+export async function organizationIds(db: Executor): Promise<string[]> {
+  return (await db.selectFrom('organizations').select('id').orderBy('id').execute()).map((row) => row.id);
+}

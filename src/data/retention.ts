@@ -1,11 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './db';
 
-/** The organizations whose timelines a sweep goes through, one at a time. */
-export async function organizationIds(db: Db): Promise<string[]> {
-  return (await db.kysely.selectFrom('organizations').select('id').orderBy('id').execute()).map((row) => row.id);
-}
-
 /**
  * Deletes up to `limit` timeline rows (events and snapshot history) of one
  * organization older than `cutoff`, oldest first, in one statement walking

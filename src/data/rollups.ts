@@ -999,11 +999,6 @@ export async function* allEvents(db: Executor, orgId: string, page = 5000): Asyn
   }
 }
 
-/** Every organization, for verification. */
-export async function organizationIds(db: Executor): Promise<string[]> {
-  return (await db.selectFrom('organizations').select('id').orderBy('id').execute()).map((r) => r.id);
-}
-
 /** PostgreSQL sums integers as bigint, which its driver gives as text. */
 function numeric<T extends RollupParts>(rows: T[]): T[] {
   return rows.map((r) => ({ ...r, count: Number(r.count), sum: Number(r.sum), numerator: Number(r.numerator), denominator: Number(r.denominator) }));

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Db } from '../data/db';
-import { deleteExpiredEvents, organizationIds } from '../data/retention';
+import { organizationIds } from '../data/organizations';
+import { deleteExpiredEvents } from '../data/retention';
 import { deleteRollupsBefore } from '../data/rollups';
 import { metrics } from '../metrics';
 
@@ -90,7 +91,7 @@ export class RetentionSweeper {
     const cutoff = events === undefined ? undefined : new Date(now.getTime() - events * DAY_MS).toISOString();
     const rollupDay = rollups === undefined ? undefined : dayBefore(now, rollups, 1);
     let total = 0;
-    for (const orgId of await organizationIds(this.db)) {
+    for (const orgId of await organizationIds(this.db.kysely)) {
       if (rollupDay) total += await deleteRollupsBefore(this.db.kysely, orgId, rollupDay);
       for (;;) {
         if (!cutoff || this.stopping.signal.aborted) break;

@@ -1,6 +1,7 @@
 import type { Db } from '../data/db';
 import { timeZoneOf } from '../data/organizations';
-import { allEvents, generationRows, manifestsOfOrg, organizationIds, outboxIds, readState } from '../data/rollups';
+import { organizationIds } from '../data/organizations';
+import { allEvents, generationRows, manifestsOfOrg, outboxIds, readState } from '../data/rollups';
 import { addStoredEvents, definitionsByApp } from './rollup-drain';
 import { PartsAccumulator } from './rollup-rules';
 
