@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NPX := npx --no-install
 
-.PHONY: install build run generate lint format check-generated test bench bench-read bench-daily bench-summing bench-profile bench-web soak clean
+.PHONY: install build run generate lint format check-generated test bench bench-read bench-daily bench-summing bench-steps bench-profile bench-web soak clean
 
 # npm ci only when the lockfile changed since the last install.
 node_modules/.installed: package.json package-lock.json
@@ -66,6 +66,11 @@ bench-daily: build
 # thread and SQLite's writer for the cells they make. Under a minute.
 bench-summing: build
 	node dist/scripts/bench/summing.js
+
+# The HTTP thread's own steps of an ingest request (parsing, judging, timestamps, ids, PostgreSQL's parameter,
+# the reply), each timed alone on make bench's bodies, per 1,000 events. Seconds.
+bench-steps: build
+	node dist/scripts/bench/steps.js
 
 # The web console's figures: first-page JavaScript gzipped, a 5,000-row day not loaded or rendered
 # whole, the timeline's first row with demo data. Chromium and about a minute.

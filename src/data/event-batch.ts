@@ -62,7 +62,7 @@ export async function storeBatchInOneStatement(
   judgedBy: RulesVersion | null,
 ): Promise<StatementOutcome | 'declined' | 'rules_changed'> {
   const { orgId, appId, integrationId } = origin.principal;
-  const rows = JSON.stringify(events.map(rowOf));
+  const rows = rowsParameter(events);
   const query = sql<Outcome>`
     with p as (
       select ${orgId}::text as org_id, ${appId}::text as app_id, ${month}::text as month, ${quota}::integer as quota
@@ -148,6 +148,11 @@ export async function storeBatchInOneStatement(
   if (outcome.stale) return 'rules_changed';
   if (outcome.declined || outcome.granted === null) return 'declined';
   return { unknownWorkerIds: outcome.unknown ?? [], granted: outcome.granted, workerIds: outcome.workers ?? [] };
+}
+
+/** The events as the statement's one JSON parameter: short keys, a row each. */
+export function rowsParameter(events: BatchEvent[]): string {
+  return JSON.stringify(events.map(rowOf));
 }
 
 function rowOf({ index, id, ts, event, metadataJson }: BatchEvent) {
