@@ -192,20 +192,19 @@ describe(`Migrations at start (${testDialect})`, () => {
     });
   });
 
-  it("013 keeps each organization's count of a month as its slot 0, and a month may then hold a row a slot", async () => {
+  it("013 adds slots beside each month's count, which the previous version goes on counting in as before", async () => {
     await onFreshDatabase(async (db) => {
       await migrate(db, '012_outbox_without_event_ids');
       await sql`insert into monthly_usage (org_id, month, event_count) values ('org_1', '2026-10', 12), ('org_1', '2026-11', 7)`.execute(
         db.kysely,
       );
       await migrate(db);
-      await db.kysely.insertInto('monthly_usage').values({ org_id: 'org_1', month: '2026-11', slot: 3, event_count: 5 }).execute();
-      assert.deepEqual(await db.kysely.selectFrom('monthly_usage').selectAll().orderBy('month').orderBy('slot').execute(), [
-        { org_id: 'org_1', month: '2026-10', slot: 0, event_count: 12 },
-        { org_id: 'org_1', month: '2026-11', slot: 0, event_count: 7 },
-        { org_id: 'org_1', month: '2026-11', slot: 3, event_count: 5 },
-      ]);
-      assert.equal(await eventsCounted(db.kysely, 'org_1', '2026-11'), 12);
+      // The previous version's count of a batch, as it runs during a rolling upgrade.
+      await sql`insert into monthly_usage (org_id, month, event_count) values ('org_1', '2026-11', 3)
+        on conflict (org_id, month) do update set event_count = monthly_usage.event_count + excluded.event_count`.execute(db.kysely);
+      await db.kysely.insertInto('monthly_usage_slots').values({ org_id: 'org_1', month: '2026-11', slot: 3, event_count: 5 }).execute();
+      assert.equal(await eventsCounted(db.kysely, 'org_1', '2026-10'), 12);
+      assert.equal(await eventsCounted(db.kysely, 'org_1', '2026-11'), 7 + 3 + 5);
     });
   });
 

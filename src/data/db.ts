@@ -16,7 +16,7 @@ import { rollupFillfactor } from './migrations/009_rollup_fillfactor';
 import { dayListTags } from './migrations/010_day_list_tags';
 import { eventIdOrder } from './migrations/011_event_id_order';
 import { outboxWithoutEventIds } from './migrations/012_outbox_without_event_ids';
-import { usageSlots } from './migrations/013_usage_slots';
+import { monthlyUsageSlots } from './migrations/013_monthly_usage_slots';
 import type { Database } from './schema';
 import { withPreparedStatements } from './postgres';
 import { openSqlite, sqliteKysely } from './sqlite';
@@ -65,7 +65,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '010_day_list_tags': dayListTags,
     '011_event_id_order': eventIdOrder(dialect),
     '012_outbox_without_event_ids': outboxWithoutEventIds,
-    '013_usage_slots': usageSlots,
+    '013_monthly_usage_slots': monthlyUsageSlots,
   };
 }
 

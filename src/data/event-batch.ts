@@ -41,16 +41,16 @@ interface Outcome {
  * statement, one round trip: it resolves the actors (workerId in the
  * organization, else the app's externalId link, else, without an externalId,
  * the directory's email), counts the events against the month (under a
- * quota, locking the month's usage rows and granting what fits, so concurrent
- * batches on any instance queue behind it as with reserveEvents; without one,
- * into its backend's slot) and inserts the first
+ * quota, locking the month's usage row and slots and granting what fits, so
+ * concurrent batches on any instance queue behind it as with reserveEvents;
+ * without one, into its backend's slot) and inserts the first
  * events that fit, in order, with the rollups' outbox row of the batch. The rows travel as one JSON parameter, which
  * the driver sends as is (column arrays cost it an escape per element).
  * Given the version of the rules the batch was judged by (`judgedBy`), it
  * writes only if they are still the stored ones: 'rules_changed' when not.
  * 'declined' when the batch needs what only the step-by-step path does
- * (creating a worker, linking an externalId, the month's usage rows under a
- * quota). Either way nothing was written. One statement is atomic:
+ * (creating a worker, linking an externalId, the month's usage row and slots
+ * under a quota). Either way nothing was written. One statement is atomic:
  * run on its own, it commits alone.
  */
 export async function storeBatchInOneStatement(
@@ -94,28 +94,38 @@ export async function storeBatchInOneStatement(
              count(worker_id)::integer as n
       from resolved
     ),
-    -- Under a quota, every row of the month, locked in order: none missing (else reserveEvents makes them),
-    -- and none counted into by a batch in flight that this one would not wait for (src/data/usage.ts).
+    -- Under a quota, the month's row and then its slots, locked as reserveEvents locks them: all there (else
+    -- reserveEvents makes them), so that no batch in flight counting into a slot is missed (src/data/usage.ts).
     locked as (
       select u.event_count from monthly_usage u, p
       where u.org_id = p.org_id and u.month = p.month and p.quota is not null and not (select declined from wanted)
-      order by u.slot
       for update of u
+    ),
+    locked_slots as (
+      select s.slot, s.event_count from monthly_usage_slots s, p
+      where s.org_id = p.org_id and s.month = p.month and exists (select from locked)
+      order by s.slot
+      for update of s
     ),
     grant_ as (
       select case
         when (select declined from wanted) then null
         when n = 0 or p.quota is null then n
-        when (select count(*) from locked) < ${sql.lit(SPREAD_SLOTS + 1)} then null
-        else least(n, greatest(0, p.quota - (select sum(event_count) from locked)))
+        when not exists (select from locked)
+          or (select count(*) from locked_slots where slot between 1 and ${sql.lit(SPREAD_SLOTS)}) < ${sql.lit(SPREAD_SLOTS)} then null
+        else least(n, greatest(0, p.quota - (select event_count from locked) - (select coalesce(sum(event_count), 0) from locked_slots)))
       end as granted
       from wanted, p
     ),
     counted as (
-      insert into monthly_usage (org_id, month, slot, event_count)
-      select p.org_id, p.month, case when p.quota is null then 1 + pg_backend_pid() % ${sql.lit(SPREAD_SLOTS)} else 0 end, g.granted
-      from p, grant_ g where g.granted > 0
-      on conflict (org_id, month, slot) do update set event_count = monthly_usage.event_count + excluded.event_count
+      insert into monthly_usage (org_id, month, event_count)
+      select p.org_id, p.month, g.granted from p, grant_ g where g.granted > 0 and p.quota is not null
+      on conflict (org_id, month) do update set event_count = monthly_usage.event_count + excluded.event_count
+    ),
+    counted_in_slot as (
+      insert into monthly_usage_slots (org_id, month, slot, event_count)
+      select p.org_id, p.month, 1 + pg_backend_pid() % ${sql.lit(SPREAD_SLOTS)}, g.granted from p, grant_ g where g.granted > 0 and p.quota is null
+      on conflict (org_id, month, slot) do update set event_count = monthly_usage_slots.event_count + excluded.event_count
     ),
     -- The events stored: the first that fit, in order.
     kept as (

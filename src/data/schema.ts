@@ -160,8 +160,15 @@ export interface MonthlyUsageTable {
   org_id: string;
   /** `YYYY-MM`, UTC */
   month: string;
-  /** Which of the month's rows (src/data/usage.ts): 0 holds reservations under a quota. */
-  slot: Generated<number>;
+  event_count: Generated<number>;
+}
+
+/** More of a month's count, spread over slots 1 to SPREAD_SLOTS (src/data/usage.ts). */
+export interface MonthlyUsageSlotsTable {
+  org_id: string;
+  /** `YYYY-MM`, UTC */
+  month: string;
+  slot: number;
   event_count: Generated<number>;
 }
 
@@ -295,6 +302,7 @@ export interface Database {
   statistic_manifests: StatisticManifestsTable;
   idempotency_records: IdempotencyRecordsTable;
   monthly_usage: MonthlyUsageTable;
+  monthly_usage_slots: MonthlyUsageSlotsTable;
   sessions: SessionsTable;
   member_invites: MemberInvitesTable;
   sign_in_failures: SignInFailuresTable;

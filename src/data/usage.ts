@@ -5,17 +5,17 @@ import { prepareOnEveryConnection } from './postgres';
 import type { Executor } from './schema';
 
 /**
- * An organization's count for a month is the sum of its rows in
- * monthly_usage, one a slot. Under a quota every reservation locks them all
- * and counts into slot 0. Without one, PostgreSQL's one-statement batches
- * (src/data/event-batch.ts) count into slot 1 + their backend's pid modulo
- * SPREAD_SLOTS: one row for every batch had each batch of the organization
- * queue behind the one before until it committed (make bench: 31,500 against
- * 36,200 events/s without counting, 33 against 27 ms of PostgreSQL's CPU per
- * 1,000 events). Changing the number of slots needs a migration of the rows.
+ * An organization's count for a month is its row in monthly_usage plus its
+ * rows in monthly_usage_slots. Under a quota every reservation locks them all
+ * and counts into monthly_usage. Without one, PostgreSQL's one-statement
+ * batches (src/data/event-batch.ts) count into slot 1 + their backend's pid
+ * modulo SPREAD_SLOTS: one row for every batch had each batch of the
+ * organization wait for the one before to commit (make bench: 31,500
+ * against 36,200 events/s without counting, 33 against 27 ms of
+ * PostgreSQL's CPU per 1,000 events).
  */
 export const SPREAD_SLOTS = 16;
-const ALL_SLOTS = Array.from({ length: SPREAD_SLOTS + 1 }, (_, slot) => slot);
+const SLOTS = Array.from({ length: SPREAD_SLOTS }, (_, i) => i + 1);
 
 /** `YYYY-MM` of the calendar month (UTC) that `at` falls in. */
 export function monthOf(at: Date): string {
@@ -72,10 +72,10 @@ function md5(text: string): string {
 
 /**
  * Counts up to `wanted` events against the month and returns how many fit
- * under `quota`. Under a quota it locks every row of the month (made first
- * when missing), so concurrent batches on any instance queue behind it and
- * can never oversell the quota, and no batch counting into a slot of its own
- * is missed; without one it only counts, into slot 0.
+ * under `quota`. Under a quota it locks the month's row and then its slots
+ * (made first when missing), so concurrent batches on any instance queue
+ * behind it and can never oversell the quota, and no batch counting into a
+ * slot is missed; without one it only counts, into monthly_usage.
  */
 export async function reserveEvents(
   db: Executor,
@@ -89,26 +89,39 @@ export async function reserveEvents(
   if (quota === null) {
     await db
       .insertInto('monthly_usage')
-      .values({ org_id: orgId, month, slot: 0, event_count: wanted })
-      .onConflict((oc) => oc.columns(['org_id', 'month', 'slot']).doUpdateSet((eb) => ({ event_count: eb('monthly_usage.event_count', '+', wanted) })))
+      .values({ org_id: orgId, month, event_count: wanted })
+      .onConflict((oc) => oc.columns(['org_id', 'month']).doUpdateSet((eb) => ({ event_count: eb('monthly_usage.event_count', '+', wanted) })))
       .execute();
     return wanted;
   }
-  // The one-statement path (src/data/event-batch.ts) finds all the rows or leaves the batch to this.
+  // The one-statement path (src/data/event-batch.ts) finds them all or leaves the batch to this.
   await db
     .insertInto('monthly_usage')
-    .values(ALL_SLOTS.map((slot) => ({ org_id: orgId, month, slot, event_count: 0 })))
+    .values({ org_id: orgId, month, event_count: 0 })
     .onConflict((oc) => oc.doNothing())
     .execute();
-  const rows = await db
+  await db
+    .insertInto('monthly_usage_slots')
+    .values(SLOTS.map((slot) => ({ org_id: orgId, month, slot, event_count: 0 })))
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+  const locking = dialect === 'postgres';
+  const { event_count: counted } = await db
     .selectFrom('monthly_usage')
     .select('event_count')
     .where('org_id', '=', orgId)
     .where('month', '=', month)
+    .$if(locking, (qb) => qb.forUpdate())
+    .executeTakeFirstOrThrow();
+  const spread = await db
+    .selectFrom('monthly_usage_slots')
+    .select('event_count')
+    .where('org_id', '=', orgId)
+    .where('month', '=', month)
     .orderBy('slot')
-    .$if(dialect === 'postgres', (qb) => qb.forUpdate())
+    .$if(locking, (qb) => qb.forUpdate())
     .execute();
-  const used = rows.reduce((sum, row) => sum + row.event_count, 0);
+  const used = spread.reduce((sum, row) => sum + row.event_count, counted);
   const granted = Math.max(0, Math.min(wanted, quota - used));
   if (granted > 0) {
     await db
@@ -116,7 +129,6 @@ export async function reserveEvents(
       .set((eb) => ({ event_count: eb('event_count', '+', granted) }))
       .where('org_id', '=', orgId)
       .where('month', '=', month)
-      .where('slot', '=', 0)
       .execute();
   }
   return granted;
@@ -128,7 +140,10 @@ export async function eventsCounted(db: Executor, orgId: string, month: string):
   return row.used;
 }
 
-/** The events counted in the month, all slots together. */
+/** The events counted in the month: its row and its slots together. */
 function usedIn(orgId: Expression<string>, month: string) {
-  return sql<number>`(select cast(coalesce(sum(u.event_count), 0) as integer) from monthly_usage u where u.org_id = ${orgId} and u.month = ${month})`;
+  return sql<number>`cast(
+    coalesce((select u.event_count from monthly_usage u where u.org_id = ${orgId} and u.month = ${month}), 0)
+    + coalesce((select sum(s.event_count) from monthly_usage_slots s where s.org_id = ${orgId} and s.month = ${month}), 0)
+    as integer)`;
 }
