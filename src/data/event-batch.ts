@@ -102,7 +102,7 @@ export async function storeBatchInOneStatement(
       for update of u
     ),
     locked_slots as (
-      select s.slot, s.event_count from monthly_usage_slots s, p
+      select s.event_count from monthly_usage_slots s, p
       where s.org_id = p.org_id and s.month = p.month and exists (select from locked)
       order by s.slot
       for update of s
@@ -112,7 +112,7 @@ export async function storeBatchInOneStatement(
         when (select declined from wanted) then null
         when n = 0 or p.quota is null then n
         when not exists (select from locked)
-          or (select count(*) from locked_slots where slot between 1 and ${sql.lit(SPREAD_SLOTS)}) < ${sql.lit(SPREAD_SLOTS)} then null
+          or (select count(*) from locked_slots) < ${sql.lit(SPREAD_SLOTS)} then null
         else least(n, greatest(0, p.quota - (select event_count from locked) - (select coalesce(sum(event_count), 0) from locked_slots)))
       end as granted
       from wanted, p

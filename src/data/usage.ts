@@ -72,10 +72,12 @@ function md5(text: string): string {
 
 /**
  * Counts up to `wanted` events against the month and returns how many fit
- * under `quota`. Under a quota it locks the month's row and then its slots
- * (made first when missing), so concurrent batches on any instance queue
- * behind it and can never oversell the quota, and no batch counting into a
- * slot is missed; without one it only counts, into monthly_usage.
+ * under `quota`. The count is one upsert, which holds the month's row until
+ * the caller's transaction ends, so concurrent batches (on any instance)
+ * queue behind it and can never oversell the quota; on PostgreSQL the
+ * slots are then locked too (made first when missing), so that no batch
+ * counting into one is missed. An overshoot is taken back before the locks
+ * are released.
  */
 export async function reserveEvents(
   db: Executor,
@@ -86,52 +88,46 @@ export async function reserveEvents(
   quota: number | null,
 ): Promise<number> {
   if (wanted === 0) return 0;
-  if (quota === null) {
-    await db
-      .insertInto('monthly_usage')
-      .values({ org_id: orgId, month, event_count: wanted })
-      .onConflict((oc) => oc.columns(['org_id', 'month']).doUpdateSet((eb) => ({ event_count: eb('monthly_usage.event_count', '+', wanted) })))
-      .execute();
-    return wanted;
-  }
-  // The one-statement path (src/data/event-batch.ts) finds them all or leaves the batch to this.
-  await db
+  const total = await countInto(db, orgId, month, wanted);
+  if (quota === null) return wanted;
+  // Only PostgreSQL's one-statement path counts into slots; SQLite has none.
+  const used = total - wanted + (dialect === 'postgres' ? await lockSlots(db, orgId, month) : 0);
+  const granted = Math.max(0, Math.min(wanted, quota - used));
+  if (granted < wanted) await countInto(db, orgId, month, granted - wanted);
+  return granted;
+}
+
+/** Adds `n` to the month's row, made when missing; the row's count after it. */
+async function countInto(db: Executor, orgId: string, month: string, n: number): Promise<number> {
+  const { event_count: total } = await db
     .insertInto('monthly_usage')
-    .values({ org_id: orgId, month, event_count: 0 })
-    .onConflict((oc) => oc.doNothing())
-    .execute();
+    .values({ org_id: orgId, month, event_count: n })
+    .onConflict((oc) => oc.columns(['org_id', 'month']).doUpdateSet((eb) => ({ event_count: eb('monthly_usage.event_count', '+', n) })))
+    .returning('event_count')
+    .executeTakeFirstOrThrow();
+  return total;
+}
+
+/**
+ * Locks the month's slots in order, every one made first when missing (the
+ * one-statement path finds them all or leaves the batch to reserveEvents),
+ * and returns what they hold.
+ */
+async function lockSlots(db: Executor, orgId: string, month: string): Promise<number> {
   await db
     .insertInto('monthly_usage_slots')
     .values(SLOTS.map((slot) => ({ org_id: orgId, month, slot, event_count: 0 })))
     .onConflict((oc) => oc.doNothing())
     .execute();
-  const locking = dialect === 'postgres';
-  const { event_count: counted } = await db
-    .selectFrom('monthly_usage')
-    .select('event_count')
-    .where('org_id', '=', orgId)
-    .where('month', '=', month)
-    .$if(locking, (qb) => qb.forUpdate())
-    .executeTakeFirstOrThrow();
-  const spread = await db
+  const slots = await db
     .selectFrom('monthly_usage_slots')
     .select('event_count')
     .where('org_id', '=', orgId)
     .where('month', '=', month)
     .orderBy('slot')
-    .$if(locking, (qb) => qb.forUpdate())
+    .forUpdate()
     .execute();
-  const used = spread.reduce((sum, row) => sum + row.event_count, counted);
-  const granted = Math.max(0, Math.min(wanted, quota - used));
-  if (granted > 0) {
-    await db
-      .updateTable('monthly_usage')
-      .set((eb) => ({ event_count: eb('event_count', '+', granted) }))
-      .where('org_id', '=', orgId)
-      .where('month', '=', month)
-      .execute();
-  }
-  return granted;
+  return slots.reduce((sum, row) => sum + row.event_count, 0);
 }
 
 /** Events counted against the organization's quota in the month (`YYYY-MM`). */

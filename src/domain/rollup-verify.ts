@@ -1,6 +1,5 @@
 import type { Db } from '../data/db';
-import { timeZoneOf } from '../data/organizations';
-import { organizationIds } from '../data/organizations';
+import { organizationIds, timeZoneOf } from '../data/organizations';
 import { allEvents, generationRows, manifestsOfOrg, outboxIds, readState } from '../data/rollups';
 import { addStoredEvents, definitionsByApp } from './rollup-drain';
 import { PartsAccumulator } from './rollup-rules';
