@@ -86,6 +86,8 @@ export interface RollupFigures {
 export interface DatabaseFigures {
   service: ServiceFigures;
   raw: RawFigures;
+  /** The service again at many more connections (BENCH_HEAVY_CONNECTIONS): absent when skipped, and in results saved before it was run. */
+  heavy?: ServiceFigures & { connections: number };
   rollups?: RollupFigures;
   growth?: ServiceFigures & { bulkLoad: { loaded: number; seconds: number }; eventsInTable: number };
   /** The growth run again with EVENT_RETENTION_DAYS set: the sweep deleting expired rows during the load. */
@@ -132,6 +134,14 @@ export function table(results: Results): string {
     ['service / raw', (d) => x(d.ratios.serviceToRaw)],
     ['service / bare', (d) => x(d.ratios.serviceToBare)],
   ];
+  if (dbs.some(([, d]) => d.heavy)) {
+    const h = (d: DatabaseFigures, cell: (heavy: ServiceFigures) => string) => (d.heavy ? cell(d.heavy) : '–');
+    rows.push(
+      ['heavy: connections; events/s accepted (202)', (d) => h(d, (f) => `${d.heavy?.connections}; ${fmt(f.eventsPerSecond)}`)],
+      ['heavy: latency p50 / p99 / max (ms)', (d) => h(d, (f) => `${f.latencyMs.p50} / ${f.latencyMs.p99} / ${f.latencyMs.max}`)],
+      ['heavy: non-202 responses, errors, timeouts', (d) => h(d, (f) => `${nonOk(f)}, ${f.timeouts}`)],
+    );
+  }
   if (dbs.some(([, d]) => d.growth)) {
     rows.push(
       ['growth: events/s with N events stored', (d) => (d.growth ? `${fmt(d.growth.eventsPerSecond)} (N=${fmt(d.growth.eventsInTable)})` : '–')],
@@ -210,8 +220,12 @@ function cpuCells(c: CpuFigures): string {
   return `${c.serverPct} / ${c.loadGeneratorPct} / ${c.postgresPct || '–'} / ${c.otherPct}`;
 }
 
+function non202Count(f: HttpFigures): number {
+  return Object.values(f.non202).reduce((a, b) => a + b, 0);
+}
+
 function nonOk(f: HttpFigures): string {
-  const non = Object.values(f.non202).reduce((a, b) => a + b, 0);
+  const non = non202Count(f);
   const detail = Object.entries(f.non202).map(([s, n]) => `${s}:${n}`).join(' ');
   return `${non}${detail ? ` (${detail})` : ''}, ${f.errors}`;
 }
@@ -247,6 +261,15 @@ export function evaluateTargets(results: Results): Results['targets'] {
     const max = Math.max(...runs.map((r) => r.latencyMs.max));
     targets.push({ target: `${kind}: p99 ≤ 100 ms at ${results.settings.connections} connections`, met: p99 <= 100, detail: `${p99} ms` });
     targets.push({ target: `${kind}: no request over 1 s`, met: max <= 1000 && runs.every((r) => r.timeouts === 0), detail: `max ${max} ms` });
+    if (d.heavy) {
+      const f = d.heavy;
+      const refused = non202Count(f);
+      targets.push({
+        target: `${kind}: at ${d.heavy.connections} connections no error and no request over 2 s`,
+        met: refused === 0 && f.errors === 0 && f.timeouts === 0 && f.latencyMs.max <= 2000,
+        detail: `max ${f.latencyMs.max} ms; non-202 ${refused}, errors ${f.errors}, timeouts ${f.timeouts}`,
+      });
+    }
     if (d.growth) {
       targets.push({
         target: `${kind}: with ${fmt(d.growth.eventsInTable)} events stored ≥ 0.8 × empty`,

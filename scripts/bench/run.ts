@@ -7,6 +7,8 @@
 //   raw      the same rows through better-sqlite3 / pg, 100 per transaction, no HTTP,
 //            into a fresh database migrated by the project's migrations
 //   bare     a node:http server that only reads and JSON.parses the same bodies
+//   heavy    the service again on the same database, at BENCH_HEAVY_CONNECTIONS connections: no error
+//            and no request over 2 s, however slow each gets
 //   growth   the service again once 2 million events over 90 days were bulk-loaded onto what the runs before stored
 //   growth with retention sweep
 //            the service on those rows again with EVENT_RETENTION_DAYS=60: the rows span 90 days, so
@@ -20,6 +22,7 @@
 //            /statistics/daily for 30 days x 8 statistics, per organization and per worker (all workers)
 //
 // Options (environment): BENCH_DURATION (s, 20), BENCH_WARMUP (s, 10: long enough for the 1,000 workers to exist before measuring), BENCH_CONNECTIONS (10),
+// BENCH_HEAVY_CONNECTIONS (50; 0 skips the heavy run),
 // BENCH_BATCH (events per request, 100), BENCH_WORKERS (1000), BENCH_BODIES (distinct bodies, 200),
 // BENCH_DATABASES (sqlite,postgres), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test),
 // BENCH_GROWTH (1; 0 skips), BENCH_GROWTH_EVENTS (2000000), BENCH_RETENTION (1; 0 skips the growth run with the
@@ -76,6 +79,7 @@ const settings = {
   durationSeconds: numberEnv('BENCH_DURATION', 20),
   warmupSeconds: numberEnv('BENCH_WARMUP', 10),
   connections: numberEnv('BENCH_CONNECTIONS', 10),
+  heavyConnections: numberEnv('BENCH_HEAVY_CONNECTIONS', 50),
   batch: numberEnv('BENCH_BATCH', 100),
   workers: numberEnv('BENCH_WORKERS', 1000),
   bodies: numberEnv('BENCH_BODIES', 200),
@@ -164,13 +168,13 @@ interface Measured {
 }
 
 /** Runs the load generator in its own process against the server; samples the server's RSS and CPU meanwhile. */
-async function drive(server: Running, authorization: string | undefined, withPostgres: boolean): Promise<Measured> {
+async function drive(server: Running, authorization: string | undefined, withPostgres: boolean, connections = settings.connections): Promise<Measured> {
   const options: LoadOptions = {
     url: `http://127.0.0.1:${server.port}`,
     path: '/api/v1/ingest/events',
     bodiesFile: path.join(tmp, 'bodies.json'),
     authorization,
-    connections: settings.connections,
+    connections,
     warmupSeconds: settings.warmupSeconds,
     durationSeconds: settings.durationSeconds,
   };
@@ -263,7 +267,7 @@ async function measureService(
   target: Target,
   setup: Setup,
   label: string,
-  options: { profile?: boolean; env?: Record<string, string>; beforeStop?: (server: Running) => Promise<void> } = {},
+  options: { profile?: boolean; env?: Record<string, string>; connections?: number; beforeStop?: (server: Running) => Promise<void> } = {},
 ): Promise<ServiceFigures> {
   const before = await countEvents(target);
   const profileDir = options.profile ? mkdtempSync(path.join(tmp, 'prof-')) : undefined;
@@ -274,7 +278,7 @@ async function measureService(
   try {
     quiet = await waitForQuiet(label);
     log(`${label}: server pid ${server.child.pid} on :${server.port}, ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s measured`);
-    measured = await drive(server, `Bearer ${setup.key}`, target.kind === 'postgres');
+    measured = await drive(server, `Bearer ${setup.key}`, target.kind === 'postgres', options.connections);
     peakMb = memoryOf(server.child.pid as number)?.hwmMb ?? 0;
     await options.beforeStop?.(server);
   } finally {
@@ -383,6 +387,8 @@ async function measureDatabase(kind: Kind, templates: RowTemplate[][], bare: Htt
     await installManifest(target, setup, 'first');
     const service = await measureService(target, setup, `service ${kind} with 8 statistics`);
     const raw = await measureRaw(kind, templates);
+    const connections = settings.heavyConnections;
+    const heavy = connections > 0 ? { connections, ...(await measureService(target, setup, `service ${kind} at ${connections} connections`, { connections })) } : undefined;
     let profile: ProfileSummary | undefined;
     let threadProfiles: ProfileSummary[] | undefined;
     if (settings.profile) {
@@ -422,6 +428,7 @@ async function measureDatabase(kind: Kind, templates: RowTemplate[][], bare: Htt
     return {
       service,
       raw,
+      heavy,
       rollups,
       growth,
       growthWithRetention,

@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { evaluateTargets, table, type DatabaseFigures, type HttpFigures, type Results, type ServiceFigures } from '../scripts/bench/report';
+
+// make bench's verdicts are what issue 15 is judged by: the heavy run's target is checked on figures made up here.
+
+function service(overrides: Partial<HttpFigures> = {}): ServiceFigures {
+  return {
+    eventsPerSecond: 20_000,
+    requestsPerSecond: 200,
+    accepted202: 4_000,
+    non202: {},
+    errors: 0,
+    timeouts: 0,
+    latencyMs: { p50: 40, p90: 70, p99: 90, max: 150, mean: 45 },
+    seconds: 20,
+    cpu: {
+      serverPct: 100,
+      serverMainThreadPct: 60,
+      serverOtherThreadPct: 40,
+      loadGeneratorPct: 10,
+      postgresPct: 0,
+      otherPct: 0,
+      machineBusyPct: 60,
+    },
+    quietBefore: { busyPct: 1, waitedSeconds: 0 },
+    rss: { peakMb: 200, maxSampledMb: 190 },
+    eventsStored: { added: 400_000, promisedBy202: 400_000 },
+    ...overrides,
+  };
+}
+
+function results(heavy?: ServiceFigures): Results {
+  const sqlite: DatabaseFigures = {
+    service: service(),
+    raw: {
+      events: 420_000,
+      eventsPerSecond: 21_000,
+      transactions: 4_200,
+      seconds: 20,
+      cpu: { benchPct: 100, postgresPct: 0, otherPct: 0 },
+      quietBefore: { busyPct: 1, waitedSeconds: 0 },
+    },
+    heavy: heavy && { connections: 50, ...heavy },
+    ratios: { serviceToRaw: 0.95, serviceToBare: 0.05 },
+  };
+  return {
+    startedAt: '2026-11-26T12:00:00.000Z',
+    totalSeconds: 100,
+    machine: {},
+    settings: { durationSeconds: 20, warmupSeconds: 10, connections: 10, batch: 100 },
+    workload: {},
+    bare: service(),
+    databases: { sqlite },
+    targets: [],
+  };
+}
+
+const HEAVY = 'sqlite: at 50 connections no error and no request over 2 s';
+
+function verdict(heavy?: ServiceFigures) {
+  return evaluateTargets(results(heavy)).find((t) => t.target === HEAVY);
+}
+
+describe('make bench: the heavy run', () => {
+  it('meets its target when every answer was a 202 within 2 s', () => {
+    assert.equal(verdict(service({ latencyMs: { p50: 250, p90: 600, p99: 1_100, max: 1_999, mean: 300 } }))?.met, true);
+  });
+
+  it('fails it on a request over 2 s, on any answer but 202, on an error and on a timeout', () => {
+    assert.equal(verdict(service({ latencyMs: { p50: 250, p90: 600, p99: 1_100, max: 2_001, mean: 300 } }))?.met, false);
+    assert.equal(verdict(service({ non202: { 503: 1 } }))?.met, false);
+    assert.equal(verdict(service({ errors: 1 }))?.met, false);
+    assert.equal(verdict(service({ timeouts: 1 }))?.met, false);
+  });
+
+  it('is neither judged nor tabled when it was skipped', () => {
+    assert.equal(verdict(undefined), undefined);
+    assert.doesNotMatch(table(results()), /heavy:/);
+    assert.ok(table(results(service())).includes('| heavy: connections; events/s accepted (202) | 50; 20,000 |'));
+  });
+});
