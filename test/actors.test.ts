@@ -194,6 +194,38 @@ describe('Actor resolution', () => {
     assert.equal((await workersOf(db, tenant.orgId)).length, actors.length);
   });
 
+  it("after losing the race for one new person, looks the batch's others up again instead of creating each only to delete it", async () => {
+    const { db, tenant } = await setup();
+    const { id: connectionId } = await db.kysely
+      .selectFrom('connections')
+      .select('id')
+      .where('app_id', '=', tenant.appId)
+      .executeTakeFirstOrThrow();
+    const scope = { orgId: tenant.orgId, appId: tenant.appId, connectionId };
+    const actors = Array.from({ length: 10 }, (_, i) => ({ externalId: `crowd-${i}` }));
+    let workerInserts = 0;
+    const resolvedBy = await db.kysely.transaction().execute(async (trx) => {
+      const counted = trx.withPlugin({
+        transformQuery: ({ node }) => {
+          if (node.kind === 'InsertQueryNode' && node.into?.table.identifier.name === 'workers') workerInserts++;
+          return node;
+        },
+        transformResult: async ({ result }) => result,
+      });
+      const late = new ActorResolver(counted, scope);
+      await late.prefetch(actors);
+      // Another request creates the same people after this one looked them up (seen here as PostgreSQL shows
+      // a committed transaction's rows to the next statement of ours; SQLite cannot run the two side by side).
+      const first = await new ActorResolver(trx, scope).resolveAll(actors, (a) => a);
+      const theirs = new Map(first.map(({ item, worker }) => [item.externalId, worker.id]));
+      const ours = await late.resolveAll(actors, (a) => a);
+      return { theirs, ours: new Map(ours.map(({ item, worker }) => [item.externalId, worker.id])) };
+    });
+    assert.deepEqual(resolvedBy.ours, resolvedBy.theirs, 'every person resolves to the worker the other request created');
+    assert.equal(workerInserts, 1, 'one worker made and deleted (the race it lost), none for the others');
+    assert.equal((await workersOf(db, tenant.orgId)).length, actors.length);
+  });
+
   it('creates one worker for concurrent first sightings by externalId only', async () => {
     const { app, db, tenant } = await setup();
     const api = client(app);

@@ -27,6 +27,17 @@ export class ActorResolver {
   private byId = new Map<string, WorkerRef>();
   private byExternalId = new Map<string, WorkerRef>();
   private byEmail = new Map<string, WorkerRef>();
+  /** The actors prefetched, to look up again after a race was lost. */
+  private actors: Schema<'Actor'>[] = [];
+  /**
+   * A concurrent request linked first an externalId this one was creating. It
+   * committed before our link returned (PostgreSQL made us wait for it), and
+   * it most likely created the batch's other new people too: they are looked
+   * up again, in one read, before creating the next. Creating each anyway,
+   * only to find it linked and delete ours, made every batch of a busy new
+   * organization redo the one before it (a 50-connection benchmark run).
+   */
+  private lostRace = false;
 
   constructor(
     private readonly db: Executor,
@@ -35,14 +46,22 @@ export class ActorResolver {
 
   /** Loads every worker the actors name, in three queries, so resolving the batch needs no per-event lookups. */
   async prefetch(actors: Schema<'Actor'>[]): Promise<void> {
+    this.actors = actors;
     const ids = actors.flatMap((a) => (a.workerId ? [a.workerId] : []));
-    const externalIds = actors.flatMap((a) => (!a.workerId && a.externalId ? [a.externalId] : []));
-    const emails = actors.flatMap((a) => (!a.workerId && a.email ? [a.email] : []));
-    [this.byId, this.byExternalId, this.byEmail] = await Promise.all([
-      workersById(this.db, this.scope.orgId, [...new Set(ids)]),
+    [this.byId] = await Promise.all([workersById(this.db, this.scope.orgId, [...new Set(ids)]), this.lookUpPeople()]);
+  }
+
+  /** Adds the workers of the prefetched actors without a workerId, by externalId and by email, to those known. */
+  private async lookUpPeople(): Promise<void> {
+    const people = this.actors.filter((a) => !a.workerId);
+    const externalIds = people.flatMap((a) => (a.externalId ? [a.externalId] : []));
+    const emails = people.flatMap((a) => (a.email ? [a.email] : []));
+    const [byExternalId, byEmail] = await Promise.all([
       workersByExternalId(this.db, this.scope.appId, [...new Set(externalIds)]),
       workersByEmail(this.db, this.scope.orgId, emails),
     ]);
+    for (const [externalId, worker] of byExternalId) this.byExternalId.set(externalId, worker);
+    for (const [email, worker] of byEmail) this.byEmail.set(email, worker);
   }
 
   /** The worker a workerId names, if it is one of this organization's (call after prefetch). */
@@ -82,6 +101,11 @@ export class ActorResolver {
     const listed = email ? this.byEmail.get(email) : undefined;
     if (listed) return this.link(actor, listed, false);
 
+    if (this.lostRace) {
+      this.lostRace = false;
+      await this.lookUpPeople();
+      return this.resolve(actor);
+    }
     // The contract's Actor has a workerId, an externalId or an email: here one of the last two.
     const displayName = actor.displayName ?? actor.email ?? actor.externalId;
     if (displayName === undefined) throw new Error('an actor without workerId, externalId or email passed the contract');
@@ -97,6 +121,7 @@ export class ActorResolver {
     if (linked.id !== worker.id && createdHere) {
       await deleteWorker(this.db, worker.id);
       if (actor.email) this.byEmail.delete(actor.email.toLowerCase());
+      this.lostRace = true;
     }
     this.byExternalId.set(actor.externalId, linked);
     return linked;
