@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { eventsCounted, monthOf } from '../src/data/usage';
 import { setPlan } from '../src/domain/administration';
 import { client } from './support/client';
+import { testDialect } from './support/database';
 import { event } from './support/events';
 import { setup } from './support/fixtures';
 
@@ -107,6 +108,33 @@ describe('Monthly event quota', () => {
     assert.equal(await used(db, tenant.orgId), 1);
     await setPlan(db, tenant.orgId, { maxEventsPerMonth: 2 });
     assert.equal((await api.post(EVENTS, { key: tenant.key, body: { events: [event()] } })).status, 202);
+  });
+
+  it(`counts a batch without a quota that creates its workers (stored in a transaction) ${testDialect === 'postgres' ? "into its backend's slot, where the month's row queued such batches one behind the other" : "into the month's row"}`, async () => {
+    const { app, db, tenant } = await setup();
+    const res = await client(app).post(EVENTS, { key: tenant.key, body: { events: [event(), event(), event()] } });
+    assert.equal(res.status, 202);
+    const month = monthOf(new Date());
+    const row = await db.kysely
+      .selectFrom('monthly_usage')
+      .select('event_count')
+      .where('org_id', '=', tenant.orgId)
+      .where('month', '=', month)
+      .executeTakeFirst();
+    const slots = await db.kysely
+      .selectFrom('monthly_usage_slots')
+      .select('event_count')
+      .where('org_id', '=', tenant.orgId)
+      .where('month', '=', month)
+      .execute();
+    if (testDialect === 'postgres') {
+      assert.equal(row, undefined);
+      assert.deepEqual(slots, [{ event_count: 3 }]);
+    } else {
+      assert.deepEqual(row, { event_count: 3 });
+      assert.deepEqual(slots, []);
+    }
+    assert.equal(await used(db, tenant.orgId), 3);
   });
 
   it('counts per calendar month in UTC', () => {

@@ -3,7 +3,7 @@ import type { Schema } from '../contract/types';
 import type { EventOrigin } from './events';
 import { prepareOnEveryConnection } from './postgres';
 import type { Executor } from './schema';
-import { SPREAD_SLOTS, type RulesVersion } from './usage';
+import { backendSlot, SPREAD_SLOTS, type RulesVersion } from './usage';
 
 /** An event to store, with its index in the request and its id if stored. */
 export interface BatchEvent {
@@ -124,7 +124,7 @@ export async function storeBatchInOneStatement(
     ),
     counted_in_slot as (
       insert into monthly_usage_slots (org_id, month, slot, event_count)
-      select p.org_id, p.month, 1 + pg_backend_pid() % ${sql.lit(SPREAD_SLOTS)}, g.granted from p, grant_ g where g.granted > 0 and p.quota is null
+      select p.org_id, p.month, ${backendSlot}, g.granted from p, grant_ g where g.granted > 0 and p.quota is null
       on conflict (org_id, month, slot) do update set event_count = monthly_usage_slots.event_count + excluded.event_count
     ),
     -- The events stored: the first that fit, in order.
