@@ -42,7 +42,7 @@ test: lint build
 	bash scripts/test.sh
 
 # Throughput of POST /api/v1/ingest/events next to the raw-driver and bare-HTTP ceilings, on SQLite
-# and PostgreSQL (when reachable), with a growth run on 2M stored events. About 5 minutes.
+# and PostgreSQL (when reachable), with a growth run on 2M stored events and the rollups' figures. About 40 minutes.
 # Options by environment, e.g. `BENCH_DURATION=5 BENCH_GROWTH=0 make bench`: see scripts/bench/run.ts.
 bench: build
 	node dist/scripts/bench/run.js
