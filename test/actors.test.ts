@@ -21,6 +21,16 @@ async function workerOfEvents(db: Setup['db'], ids: string[]) {
   return ids.map((id) => rows.find((r) => r.id === id)?.worker_id);
 }
 
+/** What an ActorResolver of the tenant's app works in: its organization, app and connection. */
+async function actorScopeOf(db: Setup['db'], tenant: Setup['tenant']) {
+  const { id: connectionId } = await db.kysely
+    .selectFrom('connections')
+    .select('id')
+    .where('app_id', '=', tenant.appId)
+    .executeTakeFirstOrThrow();
+  return { orgId: tenant.orgId, appId: tenant.appId, connectionId };
+}
+
 describe('Actor resolution', () => {
   it('creates a worker for a new actor, named after displayName, linked to the custom:<slug> connection', async () => {
     const { app, db, tenant } = await setup();
@@ -176,12 +186,7 @@ describe('Actor resolution', () => {
 
   it('creates the same new people named in opposite orders by concurrent transactions without deadlocking (not retried here)', async () => {
     const { db, tenant } = await setup();
-    const { id: connectionId } = await db.kysely
-      .selectFrom('connections')
-      .select('id')
-      .where('app_id', '=', tenant.appId)
-      .executeTakeFirstOrThrow();
-    const scope = { orgId: tenant.orgId, appId: tenant.appId, connectionId };
+    const scope = await actorScopeOf(db, tenant);
     const actors = Array.from({ length: 12 }, (_, i) => ({ externalId: `both-${i}`, email: `both-${i}@x.example` }));
     // Straight through kysely: db.transaction would retry the loser of a deadlock and hide it.
     const resolveIn = (order: typeof actors) =>
@@ -196,12 +201,7 @@ describe('Actor resolution', () => {
 
   it("after losing the race for one new person, looks the batch's others up again instead of creating each only to delete it", async () => {
     const { db, tenant } = await setup();
-    const { id: connectionId } = await db.kysely
-      .selectFrom('connections')
-      .select('id')
-      .where('app_id', '=', tenant.appId)
-      .executeTakeFirstOrThrow();
-    const scope = { orgId: tenant.orgId, appId: tenant.appId, connectionId };
+    const scope = await actorScopeOf(db, tenant);
     const actors = Array.from({ length: 10 }, (_, i) => ({ externalId: `crowd-${i}` }));
     let workerInserts = 0;
     const resolvedBy = await db.kysely.transaction().execute(async (trx) => {
