@@ -98,7 +98,7 @@ export async function reserveEvents(
     return wanted;
   }
   const total = await countInto(db, orgId, month, wanted);
-  // Only PostgreSQL's one-statement path counts into slots; SQLite has none.
+  // Only PostgreSQL's batches without a quota count into slots; SQLite has none.
   const used = total - wanted + (dialect === 'postgres' ? await lockSlots(db, orgId, month) : 0);
   const granted = Math.max(0, Math.min(wanted, quota - used));
   if (granted < wanted) await countInto(db, orgId, month, granted - wanted);

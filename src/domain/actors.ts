@@ -29,15 +29,6 @@ export class ActorResolver {
   private byEmail = new Map<string, WorkerRef>();
   /** The actors prefetched, to look up again after a race was lost. */
   private actors: Schema<'Actor'>[] = [];
-  /**
-   * A concurrent request linked first an externalId this one was creating. It
-   * committed before our link returned (PostgreSQL made us wait for it), and
-   * it most likely created the batch's other new people too: they are looked
-   * up again, in one read, before creating the next. Creating each anyway,
-   * only to find it linked and delete ours, made every batch of a busy new
-   * organization redo the one before it (a 50-connection benchmark run).
-   */
-  private lostRace = false;
 
   constructor(
     private readonly db: Executor,
@@ -101,11 +92,6 @@ export class ActorResolver {
     const listed = email ? this.byEmail.get(email) : undefined;
     if (listed) return this.link(actor, listed, false);
 
-    if (this.lostRace) {
-      this.lostRace = false;
-      await this.lookUpPeople();
-      return this.resolve(actor);
-    }
     // The contract's Actor has a workerId, an externalId or an email: here one of the last two.
     const displayName = actor.displayName ?? actor.email ?? actor.externalId;
     if (displayName === undefined) throw new Error('an actor without workerId, externalId or email passed the contract');
@@ -117,11 +103,14 @@ export class ActorResolver {
   private async link(actor: Schema<'Actor'>, worker: WorkerRef, createdHere: boolean): Promise<WorkerRef> {
     if (!actor.externalId) return worker;
     const linked = await linkExternalId(this.db, this.scope.appId, actor.externalId, worker);
-    // A concurrent request linked this externalId first: its worker wins and ours goes.
+    // A concurrent request linked this externalId first: its worker wins and ours goes. That request committed
+    // before our link returned (PostgreSQL made us wait for it) and most likely created the batch's other new
+    // people too, so they are looked up again in one read: creating each anyway, only to find it linked and delete
+    // ours, made every batch of a busy new organization redo the one before it (a 50-connection benchmark run).
     if (linked.id !== worker.id && createdHere) {
       await deleteWorker(this.db, worker.id);
       if (actor.email) this.byEmail.delete(actor.email.toLowerCase());
-      this.lostRace = true;
+      await this.lookUpPeople();
     }
     this.byExternalId.set(actor.externalId, linked);
     return linked;
