@@ -43,9 +43,14 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     requests?: Request[];
   }
-  function autocannon(options: autocannon.Options): Promise<autocannon.Result>;
+  /** A running load: its events as it goes, its result when it ends. */
+  interface Instance extends PromiseLike<Result> {
+    /** Each answer as it arrives; `responseTime` (ms) runs from when the request was written. */
+    on(event: 'response', listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void): this;
+  }
+  function autocannon(options: autocannon.Options): Instance;
   namespace autocannon {
-    export type { Result, Options, Request, Histogram };
+    export type { Result, Options, Request, Histogram, Instance };
   }
   export = autocannon;
 }

@@ -1,8 +1,10 @@
-// The load generator, run in its own process (forked by run.ts): autocannon over
-// keep-alive connections, a warm-up, then the measured run. Talks to its parent by IPC:
-// { type: 'measuring', at } when the measured run starts, then { type: 'result', result }.
+// The load generator, run in its own process (forked by run.ts): one autocannon run over
+// keep-alive connections, its first warmupSeconds the warm-up, the rest measured (load-record.ts says
+// why one run). Talks to its parent by IPC: { type: 'measuring', at } when the measured run starts,
+// then { type: 'result', result }.
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import { LoadRecord } from './load-record';
 
 export interface LoadOptions {
   url: string;
@@ -16,17 +18,6 @@ export interface LoadOptions {
   overallRate?: number;
 }
 
-export interface LoadResult {
-  seconds: number;
-  requests: number;
-  statusCounts: Record<string, number>;
-  /** Status counts of the warm-up, which the service also stored. */
-  warmupStatusCounts: Record<string, number>;
-  errors: number;
-  timeouts: number;
-  latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
-}
-
 async function main(): Promise<void> {
   const options = JSON.parse(process.argv[2] as string) as LoadOptions;
   const bodies = JSON.parse(readFileSync(options.bodiesFile, 'utf8')) as string[];
@@ -36,19 +27,16 @@ async function main(): Promise<void> {
   const requests = bodies.map((body) => ({ method: 'POST', path: options.path, body }));
   const base = { url: options.url, connections: options.connections, headers, requests, timeout: 10, overallRate: options.overallRate };
 
-  const counts = (r: autocannon.Result) => Object.fromEntries(Object.entries(r.statusCodeStats).map(([status, s]) => [status, Number(s.count)]));
-  const warmup = options.warmupSeconds > 0 ? counts(await autocannon({ ...base, duration: options.warmupSeconds })) : {};
-  send({ type: 'measuring', at: (process.hrtime.bigint() / 1000n).toString() });
-  const r = await autocannon({ ...base, duration: options.durationSeconds });
-  const result: LoadResult = {
-    seconds: (r.finish.getTime() - r.start.getTime()) / 1000,
-    requests: r.requests.total,
-    statusCounts: counts(r),
-    warmupStatusCounts: warmup,
-    errors: r.errors,
-    timeouts: r.timeouts,
-    latencyMs: { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max, mean: r.latency.mean },
-  };
+  const record = new LoadRecord();
+  const run = autocannon({ ...base, duration: options.warmupSeconds + options.durationSeconds });
+  run.on('response', (_client, statusCode, _bytes, responseTime) => record.response(statusCode, responseTime));
+  // Set once autocannon has built its connections, as its own clock for the run's duration is.
+  setTimeout(() => {
+    record.startMeasuring(performance.now());
+    send({ type: 'measuring', at: (process.hrtime.bigint() / 1000n).toString() });
+  }, options.warmupSeconds * 1000);
+  const whole = await run;
+  const result = record.result(performance.now(), whole);
   send({ type: 'result', result });
 }
 

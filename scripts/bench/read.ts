@@ -19,6 +19,7 @@ import { projectRoot } from '../../src/paths';
 import type { LoadOptions } from './load';
 import { memoryOf } from './proc';
 import type { Kind } from './report';
+import { percentile } from './stats';
 import { setPassword as setMemberPassword } from '../../src/domain/sessions';
 import { startBuiltServer, type Running } from './server-process';
 import { benchPostgresUrl, bulkLoad, databasesEnv, freshTarget, numberEnv, postgresReachable, setUp, type Setup, type Target } from './targets';
@@ -69,11 +70,6 @@ interface ExportFigures {
   rssMaxMb: number;
   rssGrowthMb: number;
   met: boolean;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 }
 
 const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)] as T;

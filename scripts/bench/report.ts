@@ -2,7 +2,7 @@
 // the comparison with a previous run. Standalone, re-renders a results file:
 //   node dist/scripts/bench/report.js bench/results/FILE.json [PREVIOUS.json]
 import { readFileSync } from 'node:fs';
-import type { LoadResult } from './load';
+import type { LoadResult } from './load-record';
 import { formatProfile, type ProfileSummary } from './profile';
 import type { RawResult } from './raw';
 

@@ -41,7 +41,8 @@ import { Client } from 'pg';
 import { migrate, openDatabase } from '../../src/data/db';
 import { newId } from '../../src/data/ids';
 import { projectRoot } from '../../src/paths';
-import type { LoadOptions, LoadResult } from './load';
+import type { LoadOptions } from './load';
+import type { LoadResult } from './load-record';
 import { cpuBetween, machineBusyOver, memoryOf, readCpu, type CpuReading } from './proc';
 import { summarizeProfile, type ProfileSummary } from './profile';
 import {
