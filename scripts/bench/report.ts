@@ -89,7 +89,16 @@ export interface DatabaseFigures {
   /** The service again at many more connections (BENCH_HEAVY_CONNECTIONS): absent when skipped, and in results saved before it was run. */
   heavy?: ServiceFigures & { connections: number };
   rollups?: RollupFigures;
-  growth?: ServiceFigures & { bulkLoad: { loaded: number; seconds: number }; eventsInTable: number };
+  growth?: ServiceFigures & {
+    bulkLoad: { loaded: number; seconds: number };
+    eventsInTable: number;
+    /**
+     * Events/s of an empty store (with the manifest) measured just before the bulk load and after the growth run
+     * (and the sweep's), whose mean the growth run is compared with: the machine's speed drifts by a quarter over the half hour
+     * since the first run. Absent in results saved before 2026-11-26 16:50 UTC, compared with the first run.
+     */
+    emptyBeside?: number[];
+  };
   /** The growth run again with EVENT_RETENTION_DAYS set: the sweep deleting expired rows during the load. */
   growthWithRetention?: ServiceFigures & { retentionDays: number; eventsInTable: number; rowsDeleted: number };
   profile?: ProfileSummary;
@@ -110,6 +119,18 @@ export interface Results {
 
 export const fmt = (n: number | undefined) => (n === undefined ? '–' : Math.round(n).toLocaleString('en'));
 const x = (n: number | undefined) => (n === undefined ? '–' : `${n.toFixed(2)}×`);
+
+/** a / b to two decimals; 0 when b is 0. */
+export function ratio(a: number, b: number): number {
+  return b > 0 ? Math.round((a / b) * 100) / 100 : 0;
+}
+
+/** The growth run against the empty store measured beside it (their mean), or else the first service run. */
+export function growthToEmpty(growth: { eventsPerSecond: number; emptyBeside?: number[] }, service: { eventsPerSecond: number }): number {
+  const beside = growth.emptyBeside ?? [];
+  const empty = beside.length > 0 ? beside.reduce((sum, value) => sum + value, 0) / beside.length : service.eventsPerSecond;
+  return ratio(growth.eventsPerSecond, empty);
+}
 
 export function measuredDatabases(results: Results): [Kind, DatabaseFigures][] {
   return Object.entries(results.databases).filter((e): e is [Kind, DatabaseFigures] => 'service' in (e[1] as object));
@@ -149,6 +170,7 @@ export function table(results: Results): string {
       ['growth: non-202 responses, errors', (d) => (d.growth ? nonOk(d.growth) : '–')],
       ['growth: server peak RSS (MB)', (d) => (d.growth ? fmt(d.growth.rss.peakMb) : '–')],
       ['growth: CPU % of one core: server / load gen / postgres / other', (d) => (d.growth ? cpuCells(d.growth.cpu) : '–')],
+      ['growth: empty store beside it, events/s (before / after)', (d) => (d.growth?.emptyBeside ? d.growth.emptyBeside.map(fmt).join(' / ') : '–')],
       ['growth / empty', (d) => x(d.ratios.growthToEmpty)],
     );
   }

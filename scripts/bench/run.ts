@@ -9,7 +9,8 @@
 //   bare     a node:http server that only reads and JSON.parses the same bodies
 //   heavy    the service again on the same database, at BENCH_HEAVY_CONNECTIONS connections: no error
 //            and no request over 2 s, however slow each gets
-//   growth   the service again once 2 million events over 90 days were bulk-loaded onto what the runs before stored
+//   growth   the service again once 2 million events over 90 days were bulk-loaded onto what the runs before stored,
+//            against an empty store measured just before the load and just after this run
 //   growth with retention sweep
 //            the service on those rows again with EVENT_RETENTION_DAYS=60: the rows span 90 days, so
 //            the background sweep deletes about a third of them while the load runs
@@ -48,6 +49,8 @@ import { summarizeProfile, type ProfileSummary } from './profile';
 import {
   evaluateTargets,
   formatReport,
+  growthToEmpty,
+  ratio,
   type CpuFigures,
   type DatabaseFigures,
   type HttpFigures,
@@ -396,36 +399,7 @@ async function measureDatabase(kind: Kind, templates: RowTemplate[][], bare: Htt
       ({ profile, threadProfiles } = await measureService(target, setup, `profiled service ${kind}`, { profile: true }));
     }
     const rollups = settings.rollups ? await measureRollups(kind, templates) : undefined;
-    let growth: DatabaseFigures['growth'];
-    if (settings.growth) {
-      // Onto what the runs before stored (their events are of the last 7 days): the retention sweep's run after
-      // this one then finds a third of these older than its 60 days, as it would not in a top-up to 2 million.
-      const before = await countEvents(target);
-      log(`growth ${kind}: bulk-loading ${settings.growthEvents.toLocaleString('en')} events over ${settings.growthDays} days onto ${before.toLocaleString('en')}`);
-      const { loaded, seconds } = await bulkLoad(target, setup, {
-        events: before + settings.growthEvents,
-        workers: settings.workers,
-        days: settings.growthDays,
-        templates,
-      });
-      log(`growth ${kind}: loaded ${loaded.toLocaleString('en')} rows in ${seconds.toFixed(1)} s`);
-      const stored = await countEvents(target);
-      growth = {
-        ...(await measureService(target, setup, `service ${kind} with ${stored.toLocaleString('en')} events stored`)),
-        bulkLoad: { loaded, seconds },
-        eventsInTable: stored,
-      };
-    }
-    let growthWithRetention: DatabaseFigures['growthWithRetention'];
-    if (growth && settings.retention) {
-      const stored = await countEvents(target);
-      const figures = await measureService(target, setup, `service ${kind} with ${stored.toLocaleString('en')} events stored and the retention sweep running`, {
-        env: { EVENT_RETENTION_DAYS: String(settings.retentionDays) },
-      });
-      const rowsDeleted = stored + figures.eventsStored.promisedBy202 - (await countEvents(target));
-      log(`retention ${kind}: the sweep deleted ${rowsDeleted.toLocaleString('en')} rows during the run`);
-      growthWithRetention = { ...figures, retentionDays: settings.retentionDays, eventsInTable: stored, rowsDeleted };
-    }
+    const { growth, growthWithRetention } = settings.growth ? await measureGrowth(kind, target, setup, templates) : {};
     return {
       service,
       raw,
@@ -438,13 +412,53 @@ async function measureDatabase(kind: Kind, templates: RowTemplate[][], bare: Htt
       ratios: {
         serviceToRaw: ratio(service.eventsPerSecond, raw.eventsPerSecond),
         serviceToBare: ratio(service.eventsPerSecond, bare.eventsPerSecond),
-        growthToEmpty: growth ? ratio(growth.eventsPerSecond, service.eventsPerSecond) : undefined,
+        growthToEmpty: growth ? growthToEmpty(growth, service) : undefined,
         retentionToGrowth: growth && growthWithRetention ? ratio(growthWithRetention.eventsPerSecond, growth.eventsPerSecond) : undefined,
       },
     };
   } finally {
     await target.drop();
   }
+}
+
+/**
+ * The growth run, then (unless BENCH_RETENTION=0) the same store with the retention sweep running, next to it in
+ * time; both between two runs on an empty store, the growth run's measure: the first run, half an hour before,
+ * met a machine of another speed.
+ */
+async function measureGrowth(
+  kind: Kind,
+  target: Target,
+  setup: Setup,
+  templates: RowTemplate[][],
+): Promise<Pick<DatabaseFigures, 'growth' | 'growthWithRetention'>> {
+  const emptyBefore = await measureIngest(kind, 'growth-empty-before', true, `growth ${kind}: empty store before`);
+  // Onto what the runs before stored (their events are of the last 7 days): the retention sweep's run after
+  // this one then finds a third of these older than its 60 days, as it would not in a top-up to 2 million.
+  const before = await countEvents(target);
+  log(`growth ${kind}: bulk-loading ${settings.growthEvents.toLocaleString('en')} events over ${settings.growthDays} days onto ${before.toLocaleString('en')}`);
+  const { loaded, seconds } = await bulkLoad(target, setup, {
+    events: before + settings.growthEvents,
+    workers: settings.workers,
+    days: settings.growthDays,
+    templates,
+  });
+  log(`growth ${kind}: loaded ${loaded.toLocaleString('en')} rows in ${seconds.toFixed(1)} s`);
+  const stored = await countEvents(target);
+  const figures = await measureService(target, setup, `service ${kind} with ${stored.toLocaleString('en')} events stored`);
+  let growthWithRetention: DatabaseFigures['growthWithRetention'];
+  if (settings.retention) {
+    const storedThen = await countEvents(target);
+    const swept = await measureService(target, setup, `service ${kind} with ${storedThen.toLocaleString('en')} events stored and the retention sweep running`, {
+      env: { EVENT_RETENTION_DAYS: String(settings.retentionDays) },
+    });
+    const rowsDeleted = storedThen + swept.eventsStored.promisedBy202 - (await countEvents(target));
+    log(`retention ${kind}: the sweep deleted ${rowsDeleted.toLocaleString('en')} rows during the run`);
+    growthWithRetention = { ...swept, retentionDays: settings.retentionDays, eventsInTable: storedThen, rowsDeleted };
+  }
+  const emptyAfter = await measureIngest(kind, 'growth-empty-after', true, `growth ${kind}: empty store after`);
+  const emptyBeside = [emptyBefore.figures.eventsPerSecond, emptyAfter.figures.eventsPerSecond];
+  return { growth: { ...figures, bulkLoad: { loaded, seconds }, eventsInTable: stored, emptyBeside }, growthWithRetention };
 }
 
 /** Puts the benchmark's manifest of 8 statistics through a briefly started service. */
@@ -462,15 +476,20 @@ async function installManifest(target: Target, setup: Setup, label: string): Pro
 const MANIFEST_ORDER = [false, true, true, false, true, false, false, true] as const;
 
 /** Ingest on an empty database of its own, with the bench manifest or without one; with it, how fresh the rollups kept. */
-async function measureIngest(kind: Kind, name: string, withManifest: boolean): Promise<{ figures: ServiceFigures; delay: RollupFigures['delay'] }> {
+async function measureIngest(
+  kind: Kind,
+  name: string,
+  withManifest: boolean,
+  label = `rollups ${kind}`,
+): Promise<{ figures: ServiceFigures; delay: RollupFigures['delay'] }> {
   const target = await freshTarget(kind, name, place);
   try {
     const setup = setUp(target);
     let delay: RollupFigures['delay'] = { p50UpToSeconds: 0, p99UpToSeconds: 0, batches: 0, backlogAtEnd: { batches: 0, oldestSeconds: 0 }, drainedSeconds: 0 };
-    if (!withManifest) return { figures: await measureService(target, setup, `rollups ${kind}: ingest without a manifest`), delay };
+    if (!withManifest) return { figures: await measureService(target, setup, `${label}: ingest without a manifest`), delay };
     await installManifest(target, setup, 'first');
     const metricsPort = await freePort();
-    const figures = await measureService(target, setup, `rollups ${kind}: ingest with 8 statistics`, {
+    const figures = await measureService(target, setup, `${label}: ingest with 8 statistics`, {
       env: { METRICS_PORT: String(metricsPort) },
       beforeStop: async () => {
         const backlogAtEnd = await backlog(target);
@@ -481,7 +500,7 @@ async function measureIngest(kind: Kind, name: string, withManifest: boolean): P
       },
     });
     log(
-      `rollups ${kind}: delay p50 ≤ ${delay.p50UpToSeconds} s, p99 ≤ ${delay.p99UpToSeconds} s over ${delay.batches} batches; backlog at the end ${delay.backlogAtEnd.batches} batches (oldest ${delay.backlogAtEnd.oldestSeconds} s), drained in ${delay.drainedSeconds} s`,
+      `${label}: delay p50 ≤ ${delay.p50UpToSeconds} s, p99 ≤ ${delay.p99UpToSeconds} s over ${delay.batches} batches; backlog at the end ${delay.backlogAtEnd.batches} batches (oldest ${delay.backlogAtEnd.oldestSeconds} s), drained in ${delay.drainedSeconds} s`,
     );
     return { figures, delay };
   } finally {
@@ -585,10 +604,6 @@ function medianEventsPerSecond(figures: ServiceFigures[]): number {
   const rates = figures.map((f) => f.eventsPerSecond).sort((a, b) => a - b);
   const middle = rates.length / 2;
   return Number.isInteger(middle) ? (rates[middle - 1] + rates[middle]) / 2 : rates[Math.floor(middle)];
-}
-
-function ratio(a: number, b: number): number {
-  return b > 0 ? Math.round((a / b) * 100) / 100 : 0;
 }
 
 function previousResults(): { file: string; results: Results } | undefined {
