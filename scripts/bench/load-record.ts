@@ -29,9 +29,12 @@ export class LoadRecord {
   }
 
   response(statusCode: number, latencyMs: number): void {
-    const counts = this.measuringSince === undefined ? this.warmupStatusCounts : this.statusCounts;
-    counts[statusCode] = (counts[statusCode] ?? 0) + 1;
-    if (this.measuringSince !== undefined) this.latencies.push(latencyMs);
+    if (this.measuringSince === undefined) {
+      count(this.warmupStatusCounts, statusCode);
+      return;
+    }
+    count(this.statusCounts, statusCode);
+    this.latencies.push(latencyMs);
   }
 
   /** The measured run's figures, once the run has ended at `until` (a performance.now() reading). */
@@ -56,4 +59,8 @@ export class LoadRecord {
       },
     };
   }
+}
+
+function count(counts: Record<string, number>, statusCode: number): void {
+  counts[statusCode] = (counts[statusCode] ?? 0) + 1;
 }

@@ -125,11 +125,10 @@ export function ratio(a: number, b: number): number {
   return b > 0 ? Math.round((a / b) * 100) / 100 : 0;
 }
 
-/** The growth run against the empty store measured beside it (their mean), or else the first service run. */
-export function growthToEmpty(growth: { eventsPerSecond: number; emptyBeside?: number[] }, service: { eventsPerSecond: number }): number {
-  const beside = growth.emptyBeside ?? [];
-  const empty = beside.length > 0 ? beside.reduce((sum, value) => sum + value, 0) / beside.length : service.eventsPerSecond;
-  return ratio(growth.eventsPerSecond, empty);
+/** The growth run against the empty store measured beside it: the mean of its runs. */
+export function growthToEmpty(growth: { eventsPerSecond: number; emptyBeside: number[] }): number {
+  const { eventsPerSecond, emptyBeside } = growth;
+  return ratio(eventsPerSecond, emptyBeside.reduce((sum, value) => sum + value, 0) / emptyBeside.length);
 }
 
 export function measuredDatabases(results: Results): [Kind, DatabaseFigures][] {

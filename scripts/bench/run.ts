@@ -10,7 +10,7 @@
 //   heavy    the service again on the same database, at BENCH_HEAVY_CONNECTIONS connections: no error
 //            and no request over 2 s, however slow each gets
 //   growth   the service again once 2 million events over 90 days were bulk-loaded onto what the runs before stored,
-//            against an empty store measured just before the load and just after this run
+//            against an empty store measured just before the load and after this run (and the sweep's)
 //   growth with retention sweep
 //            the service on those rows again with EVENT_RETENTION_DAYS=60: the rows span 90 days, so
 //            the background sweep deletes about a third of them while the load runs
@@ -399,7 +399,7 @@ async function measureDatabase(kind: Kind, templates: RowTemplate[][], bare: Htt
       ({ profile, threadProfiles } = await measureService(target, setup, `profiled service ${kind}`, { profile: true }));
     }
     const rollups = settings.rollups ? await measureRollups(kind, templates) : undefined;
-    const { growth, growthWithRetention } = settings.growth ? await measureGrowth(kind, target, setup, templates) : {};
+    const { growth, growthWithRetention, growthRatio } = settings.growth ? await measureGrowth(kind, target, setup, templates) : {};
     return {
       service,
       raw,
@@ -412,7 +412,7 @@ async function measureDatabase(kind: Kind, templates: RowTemplate[][], bare: Htt
       ratios: {
         serviceToRaw: ratio(service.eventsPerSecond, raw.eventsPerSecond),
         serviceToBare: ratio(service.eventsPerSecond, bare.eventsPerSecond),
-        growthToEmpty: growth ? growthToEmpty(growth, service) : undefined,
+        growthToEmpty: growthRatio,
         retentionToGrowth: growth && growthWithRetention ? ratio(growthWithRetention.eventsPerSecond, growth.eventsPerSecond) : undefined,
       },
     };
@@ -431,7 +431,7 @@ async function measureGrowth(
   target: Target,
   setup: Setup,
   templates: RowTemplate[][],
-): Promise<Pick<DatabaseFigures, 'growth' | 'growthWithRetention'>> {
+): Promise<Pick<DatabaseFigures, 'growth' | 'growthWithRetention'> & { growthRatio: number }> {
   const emptyBefore = await measureIngest(kind, 'growth-empty-before', true, `growth ${kind}: empty store before`);
   // Onto what the runs before stored (their events are of the last 7 days): the retention sweep's run after
   // this one then finds a third of these older than its 60 days, as it would not in a top-up to 2 million.
@@ -458,7 +458,11 @@ async function measureGrowth(
   }
   const emptyAfter = await measureIngest(kind, 'growth-empty-after', true, `growth ${kind}: empty store after`);
   const emptyBeside = [emptyBefore.figures.eventsPerSecond, emptyAfter.figures.eventsPerSecond];
-  return { growth: { ...figures, bulkLoad: { loaded, seconds }, eventsInTable: stored, emptyBeside }, growthWithRetention };
+  return {
+    growth: { ...figures, bulkLoad: { loaded, seconds }, eventsInTable: stored, emptyBeside },
+    growthWithRetention,
+    growthRatio: growthToEmpty({ eventsPerSecond: figures.eventsPerSecond, emptyBeside }),
+  };
 }
 
 /** Puts the benchmark's manifest of 8 statistics through a briefly started service. */
