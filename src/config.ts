@@ -37,6 +37,8 @@ export interface Config {
   sessionIdleMinutes: number;
   /** The address people reach the service at, without a trailing slash: invite links start with it. */
   publicUrl: string;
+  /** How far past what a full collection kept V8 lets the JavaScript heap grow before the next, in per cent; 0 leaves it to V8. */
+  heapGrowingPercent: number;
 }
 
 /** false (the socket's peer is the client), true (trust every hop), a number of hops, or trusted addresses/subnets. */
@@ -204,5 +206,6 @@ export function loadConfig(env: Env = process.env): Config {
     rollupRetentionDays: optionalInteger(env, 'ROLLUP_RETENTION_DAYS', 1, 36_500),
     sessionIdleMinutes: integer(env, 'SESSION_IDLE_MINUTES', 720, 1, 10_080),
     publicUrl: publicUrl(env, port),
+    heapGrowingPercent: integer(env, 'HEAP_GROWING_PERCENT', 200, 0, 300),
   };
 }

@@ -1,5 +1,6 @@
 import type https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { migrate, openDatabase } from './data/db';
@@ -22,6 +23,9 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // V8 reads it whenever it sets the heap's next limit, for every thread's heap. Left to itself, under ingest load it
+  // let old space reach about four times what a collection kept: 25-30 MB more peak RSS, for no CPU saved (make bench).
+  if (config.heapGrowingPercent > 0) setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
   const logger = createLogger(config.logLevel);
   let lock: DatabaseLock | undefined;
   if (config.database.kind === 'sqlite' && config.database.path !== ':memory:') {

@@ -30,6 +30,7 @@ describe('Configuration', () => {
         rollupRetentionDays: undefined,
         sessionIdleMinutes: 720,
         publicUrl: 'http://localhost:3000',
+        heapGrowingPercent: 200,
       },
     );
   });
@@ -57,6 +58,7 @@ describe('Configuration', () => {
       ROLLUP_RETENTION_DAYS: '730',
       SESSION_IDLE_MINUTES: '60',
       PUBLIC_URL: 'https://ingest.example.com/',
+      HEAP_GROWING_PERCENT: '0',
     });
     assert.deepEqual(config.database, { kind: 'postgres', url: 'postgres://u@db:5432/ingest' });
     assert.equal(config.eventCategorySet, 'A');
@@ -77,6 +79,7 @@ describe('Configuration', () => {
     assert.equal(config.rollupRetentionDays, 730);
     assert.equal(config.sessionIdleMinutes, 60);
     assert.equal(config.publicUrl, 'https://ingest.example.com');
+    assert.equal(config.heapGrowingPercent, 0);
   });
 
   it('reads TRUST_PROXY as Express does: off, every hop, or a number of hops', () => {
@@ -123,6 +126,8 @@ describe('Configuration', () => {
     ['ROLLUP_RETENTION_DAYS', '-5'],
     ['SESSION_IDLE_MINUTES', '0'],
     ['SESSION_IDLE_MINUTES', '10081'],
+    ['HEAP_GROWING_PERCENT', '301'],
+    ['HEAP_GROWING_PERCENT', 'auto'],
     ['PUBLIC_URL', 'ingest.example.com'],
     ['PUBLIC_URL', 'ftp://ingest.example.com'],
     ['PUBLIC_URL', 'https://ingest.example.com/?a=1'],
