@@ -28,7 +28,7 @@ function isDate(value: string): boolean {
   const day = digits(value, 8, 2);
   if (year < 0 || month < 1 || month > 12 || day < 1) return false;
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  return day <= (month === 2 && leap ? 29 : (DAYS[month] as number));
+  return day <= (month === 2 && leap ? 29 : (DAYS[month] ?? 0));
 }
 
 /** `hh:mm:ss[.f+]` and a zone (`Z`, `±hh`, `±hhmm` or `±hh:mm`) from `at` to the end of `value`. */
@@ -38,10 +38,9 @@ function isTime(value: string, at: number): boolean {
   const minute = digits(value, at + 3, 2);
   const second = digits(value, at + 6, 2);
   if (hour < 0 || minute < 0 || second < 0) return false;
-  let p = at + 8;
-  const secondsEnd = fractionEnd(value, p);
+  const secondsEnd = fractionEnd(value, at + 8);
   if (secondsEnd < 0) return false;
-  p = secondsEnd;
+  let p = secondsEnd;
   // A zone is required (theirs: strictTimeZone).
   const zone = value.charCodeAt(p);
   let sign = 1;
