@@ -26,9 +26,13 @@ function isDate(value: string): boolean {
   const year = digits(value, 0, 4);
   const month = digits(value, 5, 2);
   const day = digits(value, 8, 2);
-  if (year < 0 || month < 1 || month > 12 || day < 1) return false;
+  return year >= 0 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
+}
+
+/** The days of `month` (1 to 12) in `year`, leap years by the Gregorian rule. */
+export function daysInMonth(year: number, month: number): number {
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  return day <= (month === 2 && leap ? 29 : (DAYS[month] ?? 0));
+  return month === 2 && leap ? 29 : (DAYS[month] ?? 0);
 }
 
 /** `hh:mm:ss[.f+]` and a zone (`Z`, `±hh`, `±hhmm` or `±hh:mm`) from `at` to the end of `value`. */
@@ -81,7 +85,7 @@ function fractionEnd(value: string, at: number): number {
 }
 
 /** The number the `count` ASCII digits at `at` make; -1 if any of them is not one. */
-function digits(value: string, at: number, count: number): number {
+export function digits(value: string, at: number, count: number): number {
   let n = 0;
   for (let i = at; i < at + count; i += 1) {
     const code = value.charCodeAt(i);
@@ -91,6 +95,6 @@ function digits(value: string, at: number, count: number): number {
   return n;
 }
 
-function isDigit(code: number): boolean {
+export function isDigit(code: number): boolean {
   return code >= 0x30 && code <= 0x39;
 }

@@ -1,6 +1,7 @@
 import { actorKeys } from '../contract/constants';
 import type { TypedValidator } from '../contract/validators';
 import type { ErrorCode } from '../errors';
+import { utcTimestamp } from './utc-timestamp';
 
 export type Rejection = { code: ErrorCode; message: string };
 
@@ -27,20 +28,13 @@ function hasIdentifyingField(item: unknown): boolean {
   return typeof actor === 'object' && actor !== null && actorKeys.some((k) => k in actor);
 }
 
-// Timestamps are answered and stored as UTC text with a four-digit year (text that sorts in time order);
-// an offset can carry 0000-01-01 or 9999-12-31 outside those years, where toISOString writes "-000001" or "+010000".
-const FIRST_INSTANT = Date.parse('0000-01-01T00:00:00.000Z');
-const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
-
 /** Why normalizeTimestamp gave undefined, after the JSON pointer of the timestamp. */
 export const UNREPRESENTABLE_TIMESTAMP = 'is not a real point in time within the years 0000 to 9999 (UTC)';
 
 /**
- * An ISO date-time with offset as UTC `Z`; undefined for dates the format admits but
- * time cannot hold (leap seconds), and for instants outside the years 0000 to 9999.
+ * An ISO date-time with offset as UTC `Z` (the time it was received when absent); undefined for dates the
+ * format admits but time cannot hold (leap seconds), and for instants outside the years 0000 to 9999.
  */
 export function normalizeTimestamp(value: string | undefined, receivedAt: Date): string | undefined {
-  if (value === undefined) return receivedAt.toISOString();
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) || ms < FIRST_INSTANT || ms > LAST_INSTANT ? undefined : new Date(ms).toISOString();
+  return value === undefined ? receivedAt.toISOString() : utcTimestamp(value);
 }
