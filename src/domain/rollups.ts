@@ -37,6 +37,7 @@ import {
 } from './rollup-drain';
 import { partsOfAggregation, PartsAccumulator, type Aggregation } from './rollup-rules';
 import { runWrite } from './writes';
+import { LAST_INSTANT } from './utc-timestamp';
 
 // The rollups are caught up from committed batches by a background worker:
 // ingest writes one outbox row per batch in its own transaction (one small
@@ -75,8 +76,6 @@ const ALL_PARTS = ['count', 'sum', 'numerator', 'denominator'] as const;
 
 // A chunk ends within this span of its first event: the days PostgreSQL is given for it stay few.
 const CHUNK_SPAN_MS = 8 * 86_400_000;
-// Stored timestamps lie in the years 0000 to 9999 (src/domain/judgement.ts).
-const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
 
 export interface RollupWorkerOptions {
   /** How long a recompute's lease lasts without renewal: a killed instance's share is taken over after it. */

@@ -2,8 +2,8 @@ import { daysInMonth, digits } from '../contract/date-time';
 
 // Timestamps are answered and stored as UTC text with a four-digit year (text that sorts in time order);
 // an offset can carry 0000-01-01 or 9999-12-31 outside those years, where toISOString writes "-000001" or "+010000".
-const FIRST_INSTANT = Date.parse('0000-01-01T00:00:00.000Z');
-const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+export const FIRST_INSTANT = Date.parse('0000-01-01T00:00:00.000Z');
+export const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
