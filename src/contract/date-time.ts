@@ -77,7 +77,7 @@ function isTime(value: string, at: number): boolean {
 }
 
 /** Where the seconds end: after `.` and one digit or more when they follow at `at`; -1 for a `.` without digits. */
-function fractionEnd(value: string, at: number): number {
+export function fractionEnd(value: string, at: number): number {
   if (value.charCodeAt(at) !== 0x2e) return at;
   let p = at + 1;
   while (isDigit(value.charCodeAt(p))) p += 1;
@@ -95,6 +95,6 @@ export function digits(value: string, at: number, count: number): number {
   return n;
 }
 
-export function isDigit(code: number): boolean {
+function isDigit(code: number): boolean {
   return code >= 0x30 && code <= 0x39;
 }
