@@ -385,5 +385,22 @@ describe('POST /api/v1/ingest/events', () => {
       assert.equal(res.status, 202);
       assert.equal((await rowsOf(db, tenant.orgId))[0]?.worker_id, id);
     });
+
+    it('stores the metadata as the very JSON its size was checked on, escapes and all, for a worker it knows', async () => {
+      const { app, db, tenant } = await setup();
+      const { id } = await addWorker(db, { orgId: tenant.orgId, email: 'dana@acme.example', name: 'Dana' });
+      // A worker that exists: on PostgreSQL the batch is stored by its one statement, whose JSON rows carry the metadata
+      // as a string of its JSON (as nested JSON, PostgreSQL would refuse the \u0000 and the lone surrogate below).
+      const escaped = { 'quote"d': 'a\\b "c"\n\t/ é 😀', nested: { list: [1.5, -0, 1e21, 5e-7, true, null, {}, []] }, ' spaced ': '' };
+      const unicodeEscaped = { nul: '\u0000', bell: '\u0007', lone: '\ud800', backslashU: '\\u0041' };
+      const events = [escaped, undefined, unicodeEscaped].map((metadata) => event({ actor: { workerId: id }, metadata }));
+      const res = await client(app).post(EVENTS, { key: tenant.key, body: { events } });
+      assert.equal(res.status, 202);
+      const byId = new Map((await rowsOf(db, tenant.orgId)).map((r) => [r.id, r.metadata]));
+      assert.deepEqual(
+        res.body.results.accepted.map((a: { id: string }) => byId.get(a.id)),
+        [JSON.stringify(escaped), null, JSON.stringify(unicodeEscaped)],
+      );
+    });
   });
 });
