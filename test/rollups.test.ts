@@ -7,10 +7,9 @@ import { firstWholeDay, RetentionSweeper } from '../src/domain/retention';
 import { verifyRollups } from '../src/domain/rollup-verify';
 import { DayListCache } from '../src/data/day-list-cache';
 import type { Db } from '../src/data/db';
-import { addParts, deleteRollupsBefore, readState, readWorkerDays, unlistedDays } from '../src/data/rollups';
+import { addParts, deleteRollupsBefore, packCells, readState, readWorkerDays, unlistedDays, type PackedCells } from '../src/data/rollups';
 import { CommittedSums, drainRollupOutbox, sumWaitingBatches, type Drained } from '../src/domain/rollup-drain';
 import { RollupWorker } from '../src/domain/rollups';
-import { unpackCells } from '../src/domain/rollup-rules';
 import { runWrite } from '../src/domain/writes';
 import { databaseUrlOf, silentLogger } from './support/fixtures';
 import { client } from './support/client';
@@ -461,6 +460,12 @@ describe('Daily rollups: a recompute values stored events as new batches are val
 });
 
 /** What `work` answers while another transaction (another instance) holds the outbox row of the batch `batchId`. */
+/** Each packed cell's worker and count, in order. */
+function workerCounts(cells: PackedCells | undefined): [string | undefined, number | undefined][] {
+  if (!cells) return [];
+  return Array.from({ length: cells.keys.length / 4 }, (_, c) => [cells.names[cells.keys[c * 4 + 1] ?? -1], cells.parts[c * 4]]);
+}
+
 async function whileHeld<T>(db: Db, batchId: string | undefined, work: () => Promise<T>): Promise<T> {
   return db.kysely.transaction().execute(async (trx) => {
     await trx
@@ -674,13 +679,10 @@ describe('Daily rollups: workers, exactly once, leases', () => {
       summed.map((s) => [s.orgId, s.generation, s.target, s.batches.map((b) => b.id)]),
       [['org', 1, null, ['b', 'c', 'd']]],
     );
-    assert.deepEqual(
-      unpackCells(summed[0]?.cells ?? { names: [], keys: new Uint32Array(), parts: new Float64Array() }).map((c) => [c.workerId, c.count]),
-      [
-        ['1', 3],
-        ['2', 1],
-      ],
-    );
+    assert.deepEqual(workerCounts(summed[0]?.cells), [
+      ['1', 3],
+      ['2', 1],
+    ]);
     sums.readBack(['x']);
     assert.deepEqual(sums.take(new Map()), { summed: [], unsummed: ['x'] });
     // The drains stopped: past a hundred times the limit, batches wait for the drains of batches nobody summed.
@@ -828,12 +830,51 @@ async function listsWorld(options: Parameters<Awaited<ReturnType<typeof rollupWo
     numerator: 0,
     denominator: 0,
   });
-  const add = (rows: ReturnType<typeof row>[]) => w.db.transaction((trx) => addParts(trx, w.tenant.orgId, state.generation, rows));
+  const add = (rows: ReturnType<typeof row>[]) =>
+    w.db.transaction((trx) => addParts(trx, w.tenant.orgId, state.generation, packCells(rows)));
   const listAll = async () => {
     while (!(await w.services.rollups.listOnce()).settled);
   };
   return { w, state, a, row, add, listAll };
 }
+
+describe('Daily rollups: adding parts', () => {
+  it('adds to the stored rows whatever their names, sums past the float range included, and to the organization rows summed over workers', async () => {
+    const { w, state } = await listsWorld();
+    // Names an array or a CSV reader could misread: quotes, backslashes, commas, braces, spaces, the word NULL.
+    const statistic = `${w.tenant.slug}.q"uo\\te,{x}`;
+    const cell = (workerId: string, pillar: string, count: number, sum: number) => ({
+      statisticId: statistic,
+      workerId,
+      day: '2026-11-02',
+      pillar,
+      count,
+      sum,
+      numerator: count / 2,
+      denominator: count,
+    });
+    const cells = [cell('NULL', 'DELIVERY', 1, Infinity), cell('w "1"', 'DELIVERY', 2, 2.5), cell('w "1"', 'QUALITY', 3, -1e300)];
+    for (let round = 0; round < 2; round++)
+      await w.db.transaction((trx) => addParts(trx, w.tenant.orgId, state.generation, packCells(cells)));
+    const stored = async (table: 'rollup_days' | 'rollup_org_days') =>
+      (await w.db.kysely.selectFrom(table).selectAll().where('org_id', '=', w.tenant.orgId).where('statistic_id', '=', statistic).execute())
+        .map((r) =>
+          ['worker_id' in r ? r.worker_id : '-', r.pillar, r.count, r.sum, r.numerator, r.denominator].map((v) =>
+            typeof v === 'string' ? v : Number(v),
+          ),
+        )
+        .sort((x, y) => String(x).localeCompare(String(y)));
+    assert.deepEqual(await stored('rollup_days'), [
+      ['NULL', 'DELIVERY', 2, Infinity, 1, 2],
+      ['w "1"', 'DELIVERY', 4, 5, 2, 4],
+      ['w "1"', 'QUALITY', 6, -2e300, 3, 6],
+    ]);
+    assert.deepEqual(await stored('rollup_org_days'), [
+      ['-', 'DELIVERY', 6, Infinity, 3, 6],
+      ['-', 'QUALITY', 6, -2e300, 3, 6],
+    ]);
+  });
+});
 
 describe('Daily rollups: reading', () => {
   it('per worker: workers ranked by the first statistic total, a page at a time, each with every statistic', async () => {
@@ -991,13 +1032,18 @@ describe('Daily rollups: reading', () => {
       denominator: count * 2,
     });
     await w.db.transaction((trx) =>
-      addParts(trx, w.tenant.orgId, state.generation, [
-        row(a, 'w1', '2026-11-01', 1),
-        row(a, 'w2', '2026-11-02', 2),
-        row(b, 'w3', '2026-11-02', 3),
-        row(c, 'w4', '2026-11-02', 4),
-        row(b, 'w5', '2026-11-04', 5),
-      ]),
+      addParts(
+        trx,
+        w.tenant.orgId,
+        state.generation,
+        packCells([
+          row(a, 'w1', '2026-11-01', 1),
+          row(a, 'w2', '2026-11-02', 2),
+          row(b, 'w3', '2026-11-02', 3),
+          row(c, 'w4', '2026-11-02', 4),
+          row(b, 'w5', '2026-11-04', 5),
+        ]),
+      ),
     );
     const where = { orgId: w.tenant.orgId, generation: state.generation, days: ['2026-11-01', '2026-11-02', '2026-11-03'] };
     const page = await readWorkerDays(w.db.kysely, { ...where, statisticId: a, parts: ['count'], workerIds: ['w2', 'w3'] });

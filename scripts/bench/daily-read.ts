@@ -16,7 +16,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../../src/data/db';
-import { addParts, readState, type PartsRow } from '../../src/data/rollups';
+import { addParts, packCells, readState, type PartsRow } from '../../src/data/rollups';
 import { projectRoot } from '../../src/paths';
 import { formatProfile, summarizeProfile } from './profile';
 import { ensureWorkers } from './raw';
@@ -66,7 +66,7 @@ async function fill(target: Target, setup: Setup, definitions: { id: string; pil
           parts.push({ statisticId: id, workerId, day, pillar, count, sum: count * 90, numerator: count % 4, denominator: count });
         });
       });
-      await db.transaction((trx) => addParts(trx, setup.orgId, state.generation, parts));
+      await db.transaction((trx) => addParts(trx, setup.orgId, state.generation, packCells(parts)));
       rows += parts.length;
     }
     return rows;

@@ -2,17 +2,17 @@
 // for the batches it commits (and a recompute on SQLite for every chunk): 600 batches of make bench's events
 // under its manifest of 8 statistics, in the organization's zone, timed over repeated rounds. Then what a
 // drain costs for the cells its events make, by how many events it takes (a second of make bench's ingest
-// is about 30,000): on the HTTP thread summing, taking and packing them, on SQLite's writer unpacking and
-// adding them to a store that holds them already, as in a steady ingest.
+// is about 30,000): on the HTTP thread summing, taking and packing them, on SQLite's writer adding them
+// to a store that holds them already, as in a steady ingest.
 // Options (environment): BENCH_SUMMING_EVENTS (60000), BENCH_SUMMING_ROUNDS (10), BENCH_SUMMING_ZONE (Europe/Berlin),
 // BENCH_SUMMING_DRAINS (events a drain takes, 30000,60000,90000).
 import path from 'node:path';
 import { sourceDocument } from '../../src/contract/document-source';
 import { ContractValidators } from '../../src/contract/validators';
 import { migrate, openDatabase } from '../../src/data/db';
-import { addParts, type Definition } from '../../src/data/rollups';
+import { addParts, packCells, type Definition } from '../../src/data/rollups';
 import { normalizeTimestamp } from '../../src/domain/judgement';
-import { packCells, PartsAccumulator, unpackCells, type RollupEvent } from '../../src/domain/rollup-rules';
+import { PartsAccumulator, type RollupEvent } from '../../src/domain/rollup-rules';
 import { harness } from './harness';
 import { benchManifest } from './rollups';
 import { numberEnv } from './targets';
@@ -97,7 +97,7 @@ async function timeDrains(count: number): Promise<void> {
       const started = performance.now();
       const packed = packCells(summed(drained).take());
       const packedAt = performance.now();
-      await db.transaction((trx) => addParts(trx, 'org_bench', 1, unpackCells(packed)));
+      await db.transaction((trx) => addParts(trx, 'org_bench', 1, packed));
       sending.push(packedAt - started);
       adding.push(performance.now() - packedAt);
       cells = packed.keys.length / 4;

@@ -10,6 +10,7 @@ import {
   eventsOfBatches,
   manifestsOfOrg,
   markOutboxApplied,
+  packCells,
   readState,
   stateFor,
   waitingOutbox,
@@ -17,6 +18,7 @@ import {
   type OutboxBatch,
   type OutboxBatches,
   type OutboxChoice,
+  type PackedCells,
   spanOf,
   type StoredEvent,
   type TimeSpan,
@@ -25,7 +27,7 @@ import type { Database, Executor, RollupStateTable } from '../data/schema';
 import { inSavepoint } from '../data/transaction';
 import type { WriteJob } from '../data/writer';
 import { daysSpanned } from './local-day';
-import { packCells, PartsAccumulator, unpackCells, type PackedCells, type RollupEvent } from './rollup-rules';
+import { PartsAccumulator, type RollupEvent } from './rollup-rules';
 
 // Adding committed batches to the rollups (see src/domain/rollups.ts), so that each counts exactly once.
 // The batches this process committed are summed as they commit (CommittedSums), and a drain adds the
@@ -138,7 +140,7 @@ export const drainRollupOutbox: WriteJob<{ claim: number; only?: OutboxChoice },
       if (inDatabase === 'unreadable') unreadable.push(orgId);
       if (inDatabase !== 'added') {
         const parts = await sumBatches(trx, ids, definitions, timeZone);
-        await addParts(trx, orgId, generation, parts.take());
+        await addParts(trx, orgId, generation, packCells(parts.take()));
       }
     }
     await settleOutbox(trx, state, ids);
@@ -340,7 +342,7 @@ export const addSummedBatches: WriteJob<SumsToAdd, Drained> = async (trx, { dial
       drained.left.push(...ids);
       continue;
     }
-    await addParts(trx, orgId, target ?? generation, unpackCells(cells));
+    await addParts(trx, orgId, target ?? generation, cells);
     await settleOutbox(trx, state, ids);
     drained.added.push(...batches);
   }

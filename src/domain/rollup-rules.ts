@@ -1,4 +1,4 @@
-import type { Definition } from '../data/rollups';
+import type { Definition, PartsRow } from '../data/rollups';
 import type { RollupParts } from '../data/schema';
 import { localDate } from './local-day';
 
@@ -123,14 +123,6 @@ export function emptyParts(): RollupParts {
   return { count: 0, sum: 0, numerator: 0, denominator: 0 };
 }
 
-/** One row of parts: a statistic's, for a worker, a day and a pillar. */
-export interface PartsCell extends RollupParts {
-  statisticId: string;
-  workerId: string;
-  day: string;
-  pillar: string;
-}
-
 /** Sums the parts of events into cells, per statistic, worker, day and pillar. */
 export class PartsAccumulator {
   // By day, then worker, then a short list. Dates are shared strings (localDate), hashed once; a key
@@ -138,12 +130,12 @@ export class PartsAccumulator {
   // that was most of what summing cost (measured). A list holds a cell per statistic and pillar the
   // worker had events for that day: at most the definitions of the organization's apps (32 a manifest)
   // times the pillars used.
-  private readonly cells = new Map<string, Map<string, PartsCell[]>>();
+  private readonly cells = new Map<string, Map<string, PartsRow[]>>();
 
   /** Adds `event` (of an app whose manifest is `definitions`) to every definition it matches. */
   add(definitions: Definition[], event: RollupEvent, timeZone: string): void {
     let day: string | undefined;
-    let ofDayAndWorker: PartsCell[] | undefined;
+    let ofDayAndWorker: PartsRow[] | undefined;
     for (const definition of definitions) {
       if (!matches(definition, event)) continue;
       if (day === undefined || ofDayAndWorker === undefined) {
@@ -159,92 +151,27 @@ export class PartsAccumulator {
   }
 
   /** The cells in key order (statistic, day, worker, pillar): concurrent writers lock rows in the same order. */
-  take(): PartsCell[] {
-    const cells: PartsCell[] = [];
+  take(): PartsRow[] {
+    const cells: PartsRow[] = [];
     for (const ofDay of this.cells.values()) for (const ofDayAndWorker of ofDay.values()) cells.push(...ofDayAndWorker);
     return cells.sort(byKey);
   }
 }
 
 /** The cell of `cells` (a worker's on a day) for the statistic and pillar, added when it has none yet. */
-function cellOf(cells: PartsCell[], statisticId: string, workerId: string, day: string, pillar: string): PartsCell {
+function cellOf(cells: PartsRow[], statisticId: string, workerId: string, day: string, pillar: string): PartsRow {
   for (const cell of cells) if (cell.statisticId === statisticId && cell.pillar === pillar) return cell;
   // Written out, and found by a plain loop: a spread of emptyParts() and a closure per lookup cost summing a quarter more (measured).
-  const cell: PartsCell = { statisticId, workerId, day, pillar, count: 0, sum: 0, numerator: 0, denominator: 0 };
+  const cell: PartsRow = { statisticId, workerId, day, pillar, count: 0, sum: 0, numerator: 0, denominator: 0 };
   cells.push(cell);
   return cell;
 }
 
-function byKey(a: PartsCell, b: PartsCell): number {
+function byKey(a: PartsRow, b: PartsRow): number {
   return compare(a.statisticId, b.statisticId) || compare(a.day, b.day) || compare(a.workerId, b.workerId) || compare(a.pillar, b.pillar);
 }
 
 /** Code-unit order, as SQLite and PostgreSQL's "C" collation compare. */
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/**
- * Cells as they cross to a writer thread: each key an index into one list of
- * the names they use, the parts four numbers a cell. Cloning a few arrays
- * costs the two threads far less than cloning thousands of objects.
- */
-export interface PackedCells {
-  names: string[];
-  /** Per cell: its statistic, worker, day and pillar, as indexes into names. */
-  keys: Uint32Array;
-  /** Per cell: count, sum, numerator, denominator. */
-  parts: Float64Array;
-}
-
-export function packCells(cells: PartsCell[]): PackedCells {
-  const index = new Map<string, number>();
-  const names: string[] = [];
-  const indexOf = (name: string): number => {
-    let i = index.get(name);
-    if (i === undefined) {
-      i = names.push(name) - 1;
-      index.set(name, i);
-    }
-    return i;
-  };
-  const keys = new Uint32Array(cells.length * 4);
-  const parts = new Float64Array(cells.length * 4);
-  // Element by element: a drain packs tens of thousands of cells, and two arrays made per cell to copy from cost
-  // 7-11 ms per 40,000 cells against 4-5 (measured).
-  let k = 0;
-  for (const cell of cells) {
-    keys[k] = indexOf(cell.statisticId);
-    keys[k + 1] = indexOf(cell.workerId);
-    keys[k + 2] = indexOf(cell.day);
-    keys[k + 3] = indexOf(cell.pillar);
-    parts[k] = cell.count;
-    parts[k + 1] = cell.sum;
-    parts[k + 2] = cell.numerator;
-    parts[k + 3] = cell.denominator;
-    k += 4;
-  }
-  return { names, keys, parts };
-}
-
-export function unpackCells({ names, keys, parts }: PackedCells): PartsCell[] {
-  const name = (i: number): string => {
-    const found = names[i];
-    if (found === undefined) throw new Error(`packed cells name ${i} of ${names.length}`);
-    return found;
-  };
-  const cells: PartsCell[] = new Array(keys.length / 4);
-  for (let c = 0, k = 0; k < keys.length; c++, k += 4) {
-    cells[c] = {
-      statisticId: name(keys[k] ?? -1),
-      workerId: name(keys[k + 1] ?? -1),
-      day: name(keys[k + 2] ?? -1),
-      pillar: name(keys[k + 3] ?? -1),
-      count: parts[k] ?? 0,
-      sum: parts[k + 1] ?? 0,
-      numerator: parts[k + 2] ?? 0,
-      denominator: parts[k + 3] ?? 0,
-    };
-  }
-  return cells;
 }
