@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import type { PartsRow } from '../src/data/rollups';
 import { PartsAccumulator, type RollupEvent } from '../src/domain/rollup-rules';
 import { storedDefinition } from './support/rollups';
 
@@ -38,5 +40,41 @@ describe('PartsAccumulator', () => {
       ['app.z-points', '2026-11-03', 'wkr_b', 'DELIVERY', 2, 7],
       ['app.z-points', '2026-11-03', 'wkr_b', 'QUALITY', 1, 0],
     ]);
+  });
+
+  it('gives every cell once, in code-unit order of statistic, day, worker and pillar, whatever order the events came in', () => {
+    // Names that sort differently by code unit than by locale or length: case, digits, a longer prefix, non-ASCII.
+    const names = ['a', 'B', 'a1', 'a10', 'a2', 'ab', 'é', 'Z'];
+    const definitions = names.map((name) => storedDefinition('app', name));
+    const anEvent = fc.record({
+      worker: fc.constantFrom(...names),
+      day: fc.integer({ min: 1, max: 28 }),
+      statistic: fc.constantFrom(...names),
+      pillar: fc.constantFrom(null, 'DELIVERY', 'QUALITY', 'COLLABORATION'),
+    });
+    const key = (c: PartsRow) => [c.statisticId, c.day, c.workerId, c.pillar];
+    const inCodeUnitOrder = (a: PartsRow, b: PartsRow) => {
+      const [x, y] = [key(a), key(b)];
+      const i = x.findIndex((part, n) => part !== y[n]);
+      return i < 0 ? 0 : (x[i] as string) < (y[i] as string) ? -1 : 1;
+    };
+    fc.assert(
+      fc.property(fc.array(anEvent, { maxLength: 200 }), (events) => {
+        const parts = new PartsAccumulator();
+        for (const e of events) {
+          const ts = `2026-11-${String(e.day).padStart(2, '0')}T12:00:00.000Z`;
+          parts.add(definitions, event(`wkr_${e.worker}`, ts, { statisticId: `app.${e.statistic}`, pillar: e.pillar }), 'UTC');
+        }
+        const taken = parts.take();
+        assert.deepEqual(taken.map(key), [...taken].sort(inCodeUnitOrder).map(key), 'in key order');
+        assert.equal(new Set(taken.map((c) => key(c).join('\u0000'))).size, taken.length, 'each cell once');
+        assert.equal(
+          taken.reduce((n, c) => n + c.count, 0),
+          events.length,
+          'every event counted',
+        );
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -152,9 +152,20 @@ export class PartsAccumulator {
 
   /** The cells in key order (statistic, day, worker, pillar): concurrent writers lock rows in the same order. */
   take(): PartsRow[] {
-    const cells: PartsRow[] = [];
-    for (const ofDay of this.cells.values()) for (const ofDayAndWorker of ofDay.values()) cells.push(...ofDayAndWorker);
-    return cells.sort(byKey);
+    // Put in that order rather than sorted: the days and each day's workers sorted, a worker's short list by
+    // statistic and pillar, and each cell appended to its statistic's run. Sorting every cell by the four keys
+    // took a fifth of summing make bench's events (measured).
+    const runs = new Map<string, PartsRow[]>();
+    for (const [, ofDay] of [...this.cells].sort(byName)) {
+      for (const [, ofDayAndWorker] of [...ofDay].sort(byName)) {
+        for (const cell of ofDayAndWorker.sort(byStatisticAndPillar)) {
+          const run = runs.get(cell.statisticId);
+          if (run) run.push(cell);
+          else runs.set(cell.statisticId, [cell]);
+        }
+      }
+    }
+    return [...runs].sort(byName).flatMap(([, run]) => run);
   }
 }
 
@@ -167,8 +178,12 @@ function cellOf(cells: PartsRow[], statisticId: string, workerId: string, day: s
   return cell;
 }
 
-function byKey(a: PartsRow, b: PartsRow): number {
-  return compare(a.statisticId, b.statisticId) || compare(a.day, b.day) || compare(a.workerId, b.workerId) || compare(a.pillar, b.pillar);
+function byName([a]: [string, unknown], [b]: [string, unknown]): number {
+  return compare(a, b);
+}
+
+function byStatisticAndPillar(a: PartsRow, b: PartsRow): number {
+  return compare(a.statisticId, b.statisticId) || compare(a.pillar, b.pillar);
 }
 
 /** Code-unit order, as SQLite and PostgreSQL's "C" collation compare. */
