@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { KyselyPlugin } from 'kysely';
+import { sql, type KyselyPlugin } from 'kysely';
 import pino from 'pino';
 import { runIngestctl } from '../src/cli/ingestctl';
 import { changeAllowedEventTypes, createApp, issueKey, updateOrganization } from '../src/domain/administration';
@@ -11,6 +11,7 @@ import { addParts, deleteRollupsBefore, packCells, readState, readWorkerDays, un
 import { CommittedSums, drainRollupOutbox, sumWaitingBatches, type Drained } from '../src/domain/rollup-drain';
 import { RollupWorker } from '../src/domain/rollups';
 import { runWrite } from '../src/domain/writes';
+import { testDialect } from './support/database';
 import { databaseUrlOf, silentLogger } from './support/fixtures';
 import { client } from './support/client';
 import { signIn } from './support/console';
@@ -873,6 +874,72 @@ describe('Daily rollups: adding parts', () => {
       ['-', 'DELIVERY', 6, Infinity, 3, 6],
       ['-', 'QUALITY', 6, -2e300, 3, 6],
     ]);
+  });
+
+  it('two drains adding the same organization rows, first met in opposite orders, lock them in one order: no deadlock', async function () {
+    // SQLite has one writer at a time; on PostgreSQL both statements run at once.
+    if (testDialect !== 'postgres') this.skip();
+    const { w, state } = await listsWorld();
+    const orgId = w.tenant.orgId;
+    const [low, high] = [
+      ['P0', 'P1', 'P2'],
+      ['P3', 'P4', 'P5'],
+    ];
+    const cellOf = (workerId: string, pillar: string) => ({
+      statisticId: `${w.tenant.slug}.a`,
+      workerId,
+      day: '2026-11-02',
+      pillar,
+      count: 1,
+      sum: 1,
+      numerator: 0,
+      denominator: 0,
+    });
+    // In key order: worker w1's pillars, then w2's. The organization rows are first met as `first` then `second`.
+    const cells = (first: string[], second: string[]) =>
+      packCells([...first.map((pillar) => cellOf('w1', pillar)), ...second.map((pillar) => cellOf('w2', pillar))]);
+    await w.db.transaction((trx) => addParts(trx, orgId, state.generation, cells(low, high)));
+    // Straight through kysely: db.transaction would retry the loser of a deadlock and hide it.
+    const drain = (packed: PackedCells) => w.db.kysely.transaction().execute((trx) => addParts(trx, orgId, state.generation, packed));
+    const waiting = async () =>
+      Number(
+        (
+          await sql<{
+            n: number;
+          }>`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(
+            w.db.kysely,
+          )
+        ).rows[0]?.n,
+      );
+    // A third transaction holds the last row of each half: in the order met, one drain would wait holding low's
+    // other rows and the other high's, and each want the other's once it lets go.
+    const results = await w.db.kysely.transaction().execute(async (holder) => {
+      await holder
+        .selectFrom('rollup_org_days')
+        .select('pillar')
+        .where('org_id', '=', orgId)
+        .where('pillar', 'in', [low.at(-1) ?? '', high.at(-1) ?? ''])
+        .forUpdate()
+        .execute();
+      const both = Promise.allSettled([drain(cells(high, low)), drain(cells(low, high))]);
+      assert.equal(await eventually(waiting, (n) => n >= 2), 2, 'both drains wait for a lock');
+      // Wrapped: a promise returned would be awaited before the holder commits.
+      return { both };
+    });
+    assert.deepEqual(
+      (await results.both).map((r) => (r.status === 'rejected' ? String(r.reason) : r.status)),
+      ['fulfilled', 'fulfilled'],
+    );
+    const counts = await w.db.kysely
+      .selectFrom('rollup_org_days')
+      .select(['pillar', 'count'])
+      .where('org_id', '=', orgId)
+      .where('generation', '=', state.generation)
+      .execute();
+    assert.deepEqual(
+      counts.map((r) => [r.pillar, Number(r.count)]).sort(),
+      [...low, ...high].map((pillar) => [pillar, 3]),
+    );
   });
 });
 

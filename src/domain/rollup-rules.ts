@@ -1,4 +1,4 @@
-import type { Definition, PartsRow } from '../data/rollups';
+import { compareNames, type Definition, type PartsRow } from '../data/rollups';
 import type { RollupParts } from '../data/schema';
 import { localDate } from './local-day';
 
@@ -179,14 +179,9 @@ function cellOf(cells: PartsRow[], statisticId: string, workerId: string, day: s
 }
 
 function byName([a]: [string, unknown], [b]: [string, unknown]): number {
-  return compare(a, b);
+  return compareNames(a, b);
 }
 
 function byStatisticAndPillar(a: PartsRow, b: PartsRow): number {
-  return compare(a.statisticId, b.statisticId) || compare(a.pillar, b.pillar);
-}
-
-/** Code-unit order, as SQLite and PostgreSQL's "C" collation compare. */
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  return compareNames(a.statisticId, b.statisticId) || compareNames(a.pillar, b.pillar);
 }
