@@ -5,6 +5,7 @@
 import type { Query, Schema } from '../contract/types';
 import { timeZoneOf } from '../data/organizations';
 import {
+  compareNames,
   frozenStatistics,
   manifestsOfOrg,
   oldestWaiting,
@@ -235,7 +236,7 @@ function byTotal(a: Ranked, b: Ranked): number {
 
 /** Workers by their totals (byTotal), then id. */
 function byRank(a: Ranked, b: Ranked): number {
-  return byTotal(a, b) || (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0);
+  return byTotal(a, b) || compareNames(a.workerId, b.workerId);
 }
 
 /** Parts over a range summed, day by day in order (none: zeros). */
