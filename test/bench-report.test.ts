@@ -8,6 +8,7 @@ import {
   type Results,
   type ServiceFigures,
 } from '../scripts/bench/report';
+import { cpuBetween } from '../scripts/bench/proc';
 
 // make bench's verdicts are what issue 15 is judged by: the heavy run's target is checked on figures made up here.
 
@@ -92,5 +93,51 @@ describe('make bench: the growth run', () => {
   it('is compared with the empty store measured beside it, not with the first run', () => {
     // The first run half an hour before met a faster machine: 20,000 events/s against 15,000 and 17,000 beside.
     assert.equal(growthToEmpty({ eventsPerSecond: 14_000, emptyBeside: [15_000, 17_000] }), 0.88);
+  });
+});
+
+describe('make bench: the time in the kernel', () => {
+  it("is each process's system time between two readings, and PostgreSQL's summed over its processes", () => {
+    const reading = (at: number, server: [number, number], postgres: [number, number][]) => ({
+      at,
+      pids: new Map([[1, server[0]]]),
+      systemPids: new Map([[1, server[1]]]),
+      threads: new Map<number, number>(),
+      postgres: new Map(postgres.map(([total], i) => [10 + i, total])),
+      postgresSystem: new Map(postgres.map(([, system], i) => [10 + i, system])),
+      machine: { busy: 0, total: 0 },
+    });
+    const cpu = cpuBetween(
+      reading(
+        0,
+        [5, 1],
+        [
+          [2, 0.5],
+          [3, 1],
+        ],
+      ),
+      reading(
+        2_000,
+        [7, 1.4],
+        [
+          [3, 0.7],
+          [5, 1.6],
+        ],
+      ),
+    );
+    assert.equal(cpu.pids.get(1), 100);
+    assert.equal(cpu.systemPids.get(1), 20);
+    assert.equal(cpu.postgres, 150);
+    assert.equal(cpu.postgresSystem, 40);
+  });
+
+  it('is tabled per 1,000 events beside the CPU it is part of, and left blank in results saved before it was recorded', () => {
+    const recorded = results();
+    const sqlite = recorded.databases.sqlite as DatabaseFigures;
+    sqlite.service.cpu.serverSystemPct = 20;
+    sqlite.raw.cpu.benchSystemPct = 42;
+    assert.ok(table(recorded).includes('| service: of those, in the kernel (system time): server / postgres | 10 / – |'));
+    assert.ok(table(recorded).includes('| raw: of those, in the kernel (system time): driver process / postgres | 20 / – |'));
+    assert.ok(table(results()).includes('| service: of those, in the kernel (system time): server / postgres | – / – |'));
   });
 });

@@ -17,26 +17,36 @@ export function memoryOf(pid: number): { rssMb: number; hwmMb: number } | undefi
 
 /** CPU seconds (user + system) a process has used so far. */
 export function cpuSecondsOf(pid: number): number {
-  return cpuSecondsIn(`/proc/${pid}/stat`);
+  return cpuTimesIn(`/proc/${pid}/stat`).total;
+}
+
+/**
+ * Of those, the seconds spent in the kernel on its behalf (system time: socket writes and reads, file I/O): a
+ * profiler that samples JavaScript charges the time around a native call to that call, and cannot tell the two apart.
+ */
+export function systemSecondsOf(pid: number): number {
+  return cpuTimesIn(`/proc/${pid}/stat`).system;
 }
 
 /** CPU seconds each thread of a process has used so far, by thread id (the main thread's is the pid). */
 export function threadCpuSecondsOf(pid: number): Map<number, number> {
   try {
-    return new Map(readdirSync(`/proc/${pid}/task`).map((tid) => [Number(tid), cpuSecondsIn(`/proc/${pid}/task/${tid}/stat`)]));
+    return new Map(readdirSync(`/proc/${pid}/task`).map((tid) => [Number(tid), cpuTimesIn(`/proc/${pid}/task/${tid}/stat`).total]));
   } catch {
     return new Map();
   }
 }
 
-function cpuSecondsIn(file: string): number {
+function cpuTimesIn(file: string): { total: number; system: number } {
   try {
     const stat = readFileSync(file, 'utf8');
     // The command name may hold spaces and parentheses: fields start after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+    const user = Number(fields[11]) / TICKS_PER_SECOND;
+    const system = Number(fields[12]) / TICKS_PER_SECOND;
+    return { total: user + system, system };
   } catch {
-    return 0;
+    return { total: 0, system: 0 };
   }
 }
 
@@ -52,9 +62,12 @@ export function machineCpu(): { busy: number; total: number } {
 export interface CpuReading {
   at: number;
   pids: Map<number, number>;
+  /** Of each process's, the system time. */
+  systemPids: Map<number, number>;
   /** The first process's threads. */
   threads: Map<number, number>;
   postgres: Map<number, number>;
+  postgresSystem: Map<number, number>;
   machine: { busy: number; total: number };
 }
 
@@ -63,8 +76,10 @@ export function readCpu(pids: number[], postgresPids: number[] = []): CpuReading
   return {
     at: performance.now(),
     pids: new Map(pids.map((pid) => [pid, cpuSecondsOf(pid)])),
+    systemPids: new Map(pids.map((pid) => [pid, systemSecondsOf(pid)])),
     threads: pids[0] === undefined ? new Map() : threadCpuSecondsOf(pids[0]),
     postgres: new Map(postgresPids.map((pid) => [pid, cpuSecondsOf(pid)])),
+    postgresSystem: new Map(postgresPids.map((pid) => [pid, systemSecondsOf(pid)])),
     machine: machineCpu(),
   };
 }
@@ -73,20 +88,27 @@ export function readCpu(pids: number[], postgresPids: number[] = []): CpuReading
 export function cpuBetween(
   start: CpuReading,
   end: CpuReading,
-): { pids: Map<number, number>; threads: Map<number, number>; postgres: number; machineBusy: number; machineBusyCores: number } {
+): {
+  pids: Map<number, number>;
+  /** Of each process's, in the kernel. */
+  systemPids: Map<number, number>;
+  threads: Map<number, number>;
+  postgres: number;
+  postgresSystem: number;
+  machineBusy: number;
+  machineBusyCores: number;
+} {
   const seconds = (end.at - start.at) / 1000;
   const pct = (used: number) => Math.round((used / seconds) * 100);
-  const pids = new Map<number, number>();
-  for (const [pid, used] of end.pids) pids.set(pid, pct(used - (start.pids.get(pid) ?? 0)));
-  const threads = new Map<number, number>();
-  for (const [tid, used] of end.threads) threads.set(tid, pct(used - (start.threads.get(tid) ?? 0)));
-  let postgres = 0;
-  for (const [pid, used] of end.postgres) postgres += used - (start.postgres.get(pid) ?? 0);
+  const each = (from: Map<number, number>, to: Map<number, number>) => new Map([...to].map(([id, used]) => [id, pct(used - (from.get(id) ?? 0))]));
+  const summed = (from: Map<number, number>, to: Map<number, number>) => pct([...to].reduce((sum, [id, used]) => sum + used - (from.get(id) ?? 0), 0));
   const machineTotal = end.machine.total - start.machine.total;
   return {
-    pids,
-    threads,
-    postgres: pct(postgres),
+    pids: each(start.pids, end.pids),
+    systemPids: each(start.systemPids, end.systemPids),
+    threads: each(start.threads, end.threads),
+    postgres: summed(start.postgres, end.postgres),
+    postgresSystem: summed(start.postgresSystem, end.postgresSystem),
     machineBusy: machineTotal > 0 ? Math.round(((end.machine.busy - start.machine.busy) / machineTotal) * 100) : 0,
     machineBusyCores: pct(end.machine.busy - start.machine.busy),
   };

@@ -67,7 +67,7 @@ function layerOf(frame: CallFrame, pkg: string): string {
   // better-sqlite3 runs SQLite inside its native calls, which V8 charges to the calling JS frame.
   if (frame.functionName === 'executeQuery' && frame.url.includes('dialect/sqlite/sqlite-driver')) return 'SQLite itself (native, under kysely executeQuery)';
   if (!frame.url) {
-    if (/^(writev|writeBuffer|writeUtf8String|writeLatin1String|readv?|onStreamRead)$/.test(frame.functionName)) return 'socket I/O (native writes / reads)';
+    if (/^(writev|writeBuffer|writeUtf8String|writeLatin1String|readv?|onStreamRead)$/.test(frame.functionName)) return 'socket I/O as V8 samples it (native writes / reads; the kernel part is the system time)';
     if (frame.functionName === '(idle)') return '(idle: waiting for I/O)';
     if (frame.functionName === '(garbage collector)') return '(garbage collector)';
     return 'other native / V8 (program, JSON, microtasks)';

@@ -29,6 +29,9 @@ export interface CpuFigures {
   serverThirdThreadPct?: number;
   loadGeneratorPct: number;
   postgresPct: number;
+  /** Of the server's and PostgreSQL's, the time in the kernel (system time); absent in results saved before it was recorded. */
+  serverSystemPct?: number;
+  postgresSystemPct?: number;
   otherPct: number;
   machineBusyPct: number;
 }
@@ -63,8 +66,8 @@ export interface ServiceFigures extends HttpFigures {
 }
 
 export interface RawFigures extends RawResult {
-  /** % of one core: this process (the driver side), PostgreSQL, everything else. */
-  cpu: { benchPct: number; postgresPct: number; otherPct: number };
+  /** % of one core: this process (the driver side), PostgreSQL, everything else; the system times are absent in results saved before they were recorded. */
+  cpu: { benchPct: number; postgresPct: number; benchSystemPct?: number; postgresSystemPct?: number; otherPct: number };
   quietBefore: Quiet;
 }
 
@@ -146,9 +149,11 @@ export function table(results: Results): string {
     ['service: CPU % of one core: server / load gen / postgres / other', (d) => cpuCells(d.service.cpu)],
     ['service: CPU ms per 1,000 events: server / postgres', (d) => perThousand(d.service.eventsPerSecond, d.service.cpu.serverPct, d.service.cpu.postgresPct)],
     ['service: CPU ms per 1,000 events: main thread / busiest other / next', (d) => threadsPerThousand(d.service)],
+    ['service: of those, in the kernel (system time): server / postgres', (d) => perThousand(d.service.eventsPerSecond, d.service.cpu.serverSystemPct ?? 0, d.service.cpu.postgresSystemPct ?? 0)],
     ['raw driver: events/s', (d) => fmt(d.raw.eventsPerSecond)],
     ['raw: CPU % of one core: driver process / postgres / other', (d) => `${d.raw.cpu.benchPct} / ${d.raw.cpu.postgresPct || '–'} / ${d.raw.cpu.otherPct}`],
     ['raw: CPU ms per 1,000 events: driver process / postgres', (d) => perThousand(d.raw.eventsPerSecond, d.raw.cpu.benchPct, d.raw.cpu.postgresPct)],
+    ['raw: of those, in the kernel (system time): driver process / postgres', (d) => perThousand(d.raw.eventsPerSecond, d.raw.cpu.benchSystemPct ?? 0, d.raw.cpu.postgresSystemPct ?? 0)],
     ['bare HTTP: events/s', () => fmt(results.bare.eventsPerSecond)],
     ['bare HTTP: p99 (ms); CPU % of one core: server / load gen / other', () => `${results.bare.latencyMs.p99}; ${results.bare.cpu.serverPct} / ${results.bare.cpu.loadGeneratorPct} / ${results.bare.cpu.otherPct}`],
     ['service / raw', (d) => x(d.ratios.serviceToRaw)],

@@ -230,6 +230,8 @@ async function drive(server: Running, authorization: string | undefined, withPos
       serverThirdThreadPct: otherThreads[1] ?? 0,
       loadGeneratorPct,
       postgresPct: cpu.postgres,
+      serverSystemPct: cpu.systemPids.get(serverPid) ?? 0,
+      postgresSystemPct: cpu.postgresSystem,
       otherPct: Math.max(0, cpu.machineBusyCores - serverPct - loadGeneratorPct - cpu.postgres),
       machineBusyPct: cpu.machineBusy,
     },
@@ -380,7 +382,13 @@ async function measureRaw(kind: Kind, templates: RowTemplate[][]): Promise<RawFi
     log(`raw ${kind}: ${result.eventsPerSecond} events/s`);
     return {
       ...result,
-      cpu: { benchPct, postgresPct: cpu.postgres, otherPct: Math.max(0, cpu.machineBusyCores - benchPct - cpu.postgres) },
+      cpu: {
+        benchPct,
+        postgresPct: cpu.postgres,
+        benchSystemPct: cpu.systemPids.get(process.pid) ?? 0,
+        postgresSystemPct: cpu.postgresSystem,
+        otherPct: Math.max(0, cpu.machineBusyCores - benchPct - cpu.postgres),
+      },
       quietBefore,
     };
   } finally {
