@@ -15,17 +15,13 @@ export function memoryOf(pid: number): { rssMb: number; hwmMb: number } | undefi
   }
 }
 
-/** CPU seconds (user + system) a process has used so far. */
-export function cpuSecondsOf(pid: number): number {
-  return cpuTimesIn(`/proc/${pid}/stat`).total;
-}
-
 /**
- * Of those, the seconds spent in the kernel on its behalf (system time: socket writes and reads, file I/O): a
- * profiler that samples JavaScript charges the time around a native call to that call, and cannot tell the two apart.
+ * CPU seconds (user + system) a process has used so far, and of those the seconds in the kernel on its behalf
+ * (system time: socket writes and reads, file I/O), read together: a profiler that samples JavaScript charges the
+ * time around a native call to that call, and cannot tell the two apart.
  */
-export function systemSecondsOf(pid: number): number {
-  return cpuTimesIn(`/proc/${pid}/stat`).system;
+function cpuTimesOf(pid: number): { total: number; system: number } {
+  return cpuTimesIn(`/proc/${pid}/stat`);
 }
 
 /** CPU seconds each thread of a process has used so far, by thread id (the main thread's is the pid). */
@@ -73,13 +69,15 @@ export interface CpuReading {
 
 /** `postgresPids`: the PostgreSQL processes working for the benchmark (its backends, the WAL writer, ...). */
 export function readCpu(pids: number[], postgresPids: number[] = []): CpuReading {
+  const processes = pids.map((pid) => [pid, cpuTimesOf(pid)] as const);
+  const postgres = postgresPids.map((pid) => [pid, cpuTimesOf(pid)] as const);
   return {
     at: performance.now(),
-    pids: new Map(pids.map((pid) => [pid, cpuSecondsOf(pid)])),
-    systemPids: new Map(pids.map((pid) => [pid, systemSecondsOf(pid)])),
+    pids: new Map(processes.map(([pid, times]) => [pid, times.total])),
+    systemPids: new Map(processes.map(([pid, times]) => [pid, times.system])),
     threads: pids[0] === undefined ? new Map() : threadCpuSecondsOf(pids[0]),
-    postgres: new Map(postgresPids.map((pid) => [pid, cpuSecondsOf(pid)])),
-    postgresSystem: new Map(postgresPids.map((pid) => [pid, systemSecondsOf(pid)])),
+    postgres: new Map(postgres.map(([pid, times]) => [pid, times.total])),
+    postgresSystem: new Map(postgres.map(([pid, times]) => [pid, times.system])),
     machine: machineCpu(),
   };
 }
