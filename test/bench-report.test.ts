@@ -98,13 +98,12 @@ describe('make bench: the growth run', () => {
 
 describe('make bench: the time in the kernel', () => {
   it("is each process's system time between two readings, and PostgreSQL's summed over its processes", () => {
+    const times = ([total, system]: [number, number]) => ({ total, system });
     const reading = (at: number, server: [number, number], postgres: [number, number][]) => ({
       at,
-      pids: new Map([[1, server[0]]]),
-      systemPids: new Map([[1, server[1]]]),
-      threads: new Map<number, number>(),
-      postgres: new Map(postgres.map(([total], i) => [10 + i, total])),
-      postgresSystem: new Map(postgres.map(([, system], i) => [10 + i, system])),
+      pids: new Map([[1, times(server)]]),
+      threads: new Map(),
+      postgres: new Map(postgres.map((t, i) => [10 + i, times(t)])),
       machine: { busy: 0, total: 0 },
     });
     const cpu = cpuBetween(

@@ -15,25 +15,26 @@ export function memoryOf(pid: number): { rssMb: number; hwmMb: number } | undefi
   }
 }
 
-/**
- * CPU seconds (user + system) a process has used so far, and of those the seconds in the kernel on its behalf
- * (system time: socket writes and reads, file I/O), read together: a profiler that samples JavaScript charges the
- * time around a native call to that call, and cannot tell the two apart.
- */
-function cpuTimesOf(pid: number): { total: number; system: number } {
-  return cpuTimesIn(`/proc/${pid}/stat`);
-}
-
-/** CPU seconds each thread of a process has used so far, by thread id (the main thread's is the pid). */
-export function threadCpuSecondsOf(pid: number): Map<number, number> {
+/** CPU times of each thread of a process so far, by thread id (the main thread's is the pid). */
+function threadCpuTimesOf(pid: number): Map<number, CpuTimes> {
   try {
-    return new Map(readdirSync(`/proc/${pid}/task`).map((tid) => [Number(tid), cpuTimesIn(`/proc/${pid}/task/${tid}/stat`).total]));
+    return new Map(readdirSync(`/proc/${pid}/task`).map((tid) => [Number(tid), cpuTimesIn(`/proc/${pid}/task/${tid}/stat`)]));
   } catch {
     return new Map();
   }
 }
 
-function cpuTimesIn(file: string): { total: number; system: number } {
+/**
+ * CPU seconds (user + system) used so far, and of those the seconds in the kernel on its behalf (system time: socket
+ * writes and reads, file I/O), from one reading: a profiler that samples JavaScript charges the time around a native
+ * call to that call, and cannot tell the two apart.
+ */
+export interface CpuTimes {
+  total: number;
+  system: number;
+}
+
+function cpuTimesIn(file: string): CpuTimes {
   try {
     const stat = readFileSync(file, 'utf8');
     // The command name may hold spaces and parentheses: fields start after the last ')'.
@@ -57,27 +58,21 @@ export function machineCpu(): { busy: number; total: number } {
 /** A point-in-time reading of where CPU time went, to be diffed against a later one. */
 export interface CpuReading {
   at: number;
-  pids: Map<number, number>;
-  /** Of each process's, the system time. */
-  systemPids: Map<number, number>;
+  pids: Map<number, CpuTimes>;
   /** The first process's threads. */
-  threads: Map<number, number>;
-  postgres: Map<number, number>;
-  postgresSystem: Map<number, number>;
+  threads: Map<number, CpuTimes>;
+  postgres: Map<number, CpuTimes>;
   machine: { busy: number; total: number };
 }
 
 /** `postgresPids`: the PostgreSQL processes working for the benchmark (its backends, the WAL writer, ...). */
 export function readCpu(pids: number[], postgresPids: number[] = []): CpuReading {
-  const processes = pids.map((pid) => [pid, cpuTimesOf(pid)] as const);
-  const postgres = postgresPids.map((pid) => [pid, cpuTimesOf(pid)] as const);
+  const timesOf = (ids: number[]) => new Map(ids.map((pid) => [pid, cpuTimesIn(`/proc/${pid}/stat`)]));
   return {
     at: performance.now(),
-    pids: new Map(processes.map(([pid, times]) => [pid, times.total])),
-    systemPids: new Map(processes.map(([pid, times]) => [pid, times.system])),
-    threads: pids[0] === undefined ? new Map() : threadCpuSecondsOf(pids[0]),
-    postgres: new Map(postgres.map(([pid, times]) => [pid, times.total])),
-    postgresSystem: new Map(postgres.map(([pid, times]) => [pid, times.system])),
+    pids: timesOf(pids),
+    threads: pids[0] === undefined ? new Map() : threadCpuTimesOf(pids[0]),
+    postgres: timesOf(postgresPids),
     machine: machineCpu(),
   };
 }
@@ -98,15 +93,20 @@ export function cpuBetween(
 } {
   const seconds = (end.at - start.at) / 1000;
   const pct = (used: number) => Math.round((used / seconds) * 100);
-  const each = (from: Map<number, number>, to: Map<number, number>) => new Map([...to].map(([id, used]) => [id, pct(used - (from.get(id) ?? 0))]));
-  const summed = (from: Map<number, number>, to: Map<number, number>) => pct([...to].reduce((sum, [id, used]) => sum + used - (from.get(id) ?? 0), 0));
+  // The seconds (of `part`) each process used between the readings; one absent from the first started since.
+  const used = (from: Map<number, CpuTimes>, to: Map<number, CpuTimes>, part: keyof CpuTimes) =>
+    [...to].map(([id, times]) => [id, times[part] - (from.get(id)?.[part] ?? 0)] as const);
+  const each = (from: Map<number, CpuTimes>, to: Map<number, CpuTimes>, part: keyof CpuTimes) =>
+    new Map(used(from, to, part).map(([id, u]) => [id, pct(u)]));
+  const summed = (from: Map<number, CpuTimes>, to: Map<number, CpuTimes>, part: keyof CpuTimes) =>
+    pct(used(from, to, part).reduce((sum, [, u]) => sum + u, 0));
   const machineTotal = end.machine.total - start.machine.total;
   return {
-    pids: each(start.pids, end.pids),
-    systemPids: each(start.systemPids, end.systemPids),
-    threads: each(start.threads, end.threads),
-    postgres: summed(start.postgres, end.postgres),
-    postgresSystem: summed(start.postgresSystem, end.postgresSystem),
+    pids: each(start.pids, end.pids, 'total'),
+    systemPids: each(start.pids, end.pids, 'system'),
+    threads: each(start.threads, end.threads, 'total'),
+    postgres: summed(start.postgres, end.postgres, 'total'),
+    postgresSystem: summed(start.postgres, end.postgres, 'system'),
     machineBusy: machineTotal > 0 ? Math.round(((end.machine.busy - start.machine.busy) / machineTotal) * 100) : 0,
     machineBusyCores: pct(end.machine.busy - start.machine.busy),
   };
