@@ -30,9 +30,14 @@ describe('Configuration', () => {
         rollupRetentionDays: undefined,
         sessionIdleMinutes: 720,
         publicUrl: 'http://localhost:3000',
-        heapGrowingPercent: 200,
+        heapGrowingPercent: 50,
       },
     );
+  });
+
+  it('lets the heap grow further on PostgreSQL, where collecting often costs the busy HTTP thread', () => {
+    assert.equal(loadConfig({ DATABASE_URL: 'postgres://u@db:5432/ingest' }).heapGrowingPercent, 200);
+    assert.equal(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.db' }).heapGrowingPercent, 50);
   });
 
   it('parses every variable', () => {
