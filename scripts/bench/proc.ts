@@ -15,15 +15,6 @@ export function memoryOf(pid: number): { rssMb: number; hwmMb: number } | undefi
   }
 }
 
-/** CPU times of each thread of a process so far, by thread id (the main thread's is the pid). */
-function threadCpuTimesOf(pid: number): Map<number, CpuTimes> {
-  try {
-    return new Map(readdirSync(`/proc/${pid}/task`).map((tid) => [Number(tid), cpuTimesIn(`/proc/${pid}/task/${tid}/stat`)]));
-  } catch {
-    return new Map();
-  }
-}
-
 /**
  * CPU seconds (user + system) used so far, and of those the seconds in the kernel on its behalf (system time: socket
  * writes and reads, file I/O), from one reading: a profiler that samples JavaScript charges the time around a native
@@ -44,6 +35,15 @@ function cpuTimesIn(file: string): CpuTimes {
     return { total: user + system, system };
   } catch {
     return { total: 0, system: 0 };
+  }
+}
+
+/** CPU times of each thread of a process so far, by thread id (the main thread's is the pid). */
+function threadCpuTimesOf(pid: number): Map<number, CpuTimes> {
+  try {
+    return new Map(readdirSync(`/proc/${pid}/task`).map((tid) => [Number(tid), cpuTimesIn(`/proc/${pid}/task/${tid}/stat`)]));
+  } catch {
+    return new Map();
   }
 }
 
