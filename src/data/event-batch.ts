@@ -45,7 +45,9 @@ interface Outcome {
  * concurrent batches on any instance queue behind it as with reserveEvents;
  * without one, into its backend's slot) and inserts the first
  * events that fit, in order, with the rollups' outbox row of the batch. The rows travel as one JSON parameter, which
- * the driver sends as is (column arrays cost it an escape per element).
+ * the driver sends as is (column arrays cost it an escape per element): an array a row, read by position from jsonb.
+ * json_to_recordset over objects built a hash of each object's keys: it cost PostgreSQL 0.62 ms of CPU per batch of
+ * make bench's 100 events against 0.46 for the arrays (medians of 12 interleaved slices), and the keys 5 % more bytes.
  * Given the version of the rules the batch was judged by (`judgedBy`), it
  * writes only if they are still the stored ones: 'rules_changed' when not.
  * 'declined' when the batch needs what only the step-by-step path does
@@ -77,8 +79,9 @@ export async function storeBatchInOneStatement(
       from p
     ),
     input as (
-      select * from json_to_recordset(${rows}::json)
-        as r(o integer, id text, w text, x text, e text, ts text, t text, c text, d integer, pl text, s text, m text)
+      select (r->>0)::integer as o, r->>1 as id, r->>2 as w, r->>3 as x, r->>4 as e, r->>5 as ts, r->>6 as t,
+             r->>7 as c, (r->>8)::integer as d, r->>9 as pl, r->>10 as s, r->>11 as m
+      from jsonb_array_elements(${rows}::jsonb) r
     ),
     resolved as (
       select i.*,
@@ -160,25 +163,25 @@ export async function storeBatchInOneStatement(
   return { unknownWorkerIds: outcome.unknown ?? [], granted: outcome.granted, workerIds: outcome.workers ?? [] };
 }
 
-/** The events as the statement's one JSON parameter: short keys, a row each. */
+/** The events as the statement's one JSON parameter: an array a row, its columns in the order `input` reads them. */
 export function rowsParameter(events: BatchEvent[]): string {
   return JSON.stringify(events.map(rowOf));
 }
 
 function rowOf({ index, id, ts, event, metadataJson }: BatchEvent) {
   const { workerId, externalId, email } = event.actor;
-  return {
-    o: index,
+  return [
+    index,
     id,
-    w: workerId,
-    x: workerId ? undefined : externalId,
-    e: workerId || externalId ? undefined : email?.toLowerCase(),
+    workerId,
+    workerId ? undefined : externalId,
+    workerId || externalId ? undefined : email?.toLowerCase(),
     ts,
-    t: event.eventType,
-    c: event.category,
-    d: event.duration,
-    pl: event.pillar,
-    s: event.statisticId,
-    m: metadataJson ?? undefined,
-  };
+    event.eventType,
+    event.category,
+    event.duration,
+    event.pillar,
+    event.statisticId,
+    metadataJson,
+  ];
 }
