@@ -204,7 +204,8 @@ async function drive(server: Running, authorization: string | undefined, withPos
           rssMax = Math.max(rssMax, memoryOf(serverPid)?.rssMb ?? 0);
         }, 200);
       } else if (message.type === 'result' && message.result) {
-        const end = readCpu([serverPid, loadPid], pgPids);
+        // Backends the server's pool opened during the window count too.
+        const end = readCpu([serverPid, loadPid], withPostgres ? [...new Set([...pgPids, ...(await postgresPids())])] : []);
         resolve({ load: message.result, end, toUs: Number(process.hrtime.bigint() / 1000n) });
       }
     });
