@@ -44,7 +44,7 @@ const steps: Array<[string, (b: number) => unknown]> = [
   ['judging each event against the contract', (b) => (parsed[b] as unknown[]).map((item) => validate(item))],
   ['its timestamp in UTC', (b) => (candidates[b] ?? []).map((c) => normalizeTimestamp(c.event.timestamp, receivedAt))],
   ["the batch's ids", (b) => newIds('evt', (candidates[b] ?? []).length)],
-  ["PostgreSQL's statement parameter", (b) => rowsParameter(candidates[b] ?? [])],
+  ["PostgreSQL's statement parameter", (b) => rowsParameter([candidates[b] ?? []])],
   [
     'the reply (202, every event accepted)',
     (b) => {

@@ -2,12 +2,10 @@ import type { Transaction } from 'kysely';
 import type { Reply, Schema } from '../contract/types';
 import { serializedJson, type TypedValidator } from '../contract/validators';
 import type { Db, Dialect } from '../data/db';
-import { storeBatchInOneStatement } from '../data/event-batch';
 import { insertEvents, type NewTimelineEntry } from '../data/events';
 import { newIds } from '../data/ids';
 import { insertOutbox } from '../data/rollups';
 import type { Database, Executor } from '../data/schema';
-import { retryingConflicts } from '../data/transaction';
 import { monthOf, reserveEvents, type IngestRules, type RulesVersion } from '../data/usage';
 import type { WriteJob } from '../data/writer';
 import { ApiError, errorDetail, statusOf } from '../errors';
@@ -18,6 +16,7 @@ import type { RollupEvent } from './rollup-rules';
 import type { Principal } from './authenticator';
 import type { KeptRules } from './ingest-rules';
 import { withStoredReply, type ClaimTicket, type RenderedReply } from './idempotency';
+import { storeAloneInOneStatement, type StatementGroups, type StatementResult } from './statement-groups';
 import { judgeSchema, normalizeTimestamp, UNREPRESENTABLE_TIMESTAMP, type Rejection } from './judgement';
 
 export interface BatchOutcome {
@@ -116,18 +115,19 @@ export async function judgeBatch(
  */
 export async function judgeAndStoreAlone(
   db: Db,
+  statements: StatementGroups,
   kept: KeptRules,
   validate: TypedValidator<Schema<'IngestEvent'>>,
   items: unknown[],
   ctx: BatchContext,
 ): Promise<{ judged: JudgedBatch; outcome?: BatchOutcome }> {
   const first = await judgeBatch(db, validate, items, ctx, kept, false);
-  const stored = await storeBatchAlone(db, first);
+  const stored = await storeBatchAlone(statements, first);
   if (typeof stored === 'object') return { judged: first, outcome: stored };
   // Declined by the statement, which found the kept rules current: as good as read for the batch.
   if (!first.judgedBy || (stored === 'declined' && first.candidates.length > 0)) return { judged: { ...first, judgedBy: null } };
   const judged = await judgeBatch(db, validate, items, ctx, kept, true);
-  const again = await storeBatchAlone(db, judged);
+  const again = await storeBatchAlone(statements, judged);
   return typeof again === 'object' ? { judged, outcome: again } : { judged };
 }
 
@@ -273,17 +273,22 @@ export const storeBatchWithReply: WriteJob<BatchToCommit, CommittedBatch> = (trx
 
 /**
  * Stores the batch without a transaction when one statement can (see
- * storeBatchInOneStatement): that statement commits alone, atomically.
- * Otherwise nothing was stored: 'rules_changed' when the kept rules it was
- * judged by changed, else 'declined' (then storeBatch, in a transaction, stores it).
+ * storeBatchesInOneStatement), maybe with other batches of its app
+ * (StatementGroups): that statement commits alone, atomically. Otherwise
+ * nothing was stored: 'rules_changed' when the kept rules it was judged by
+ * changed, else 'declined' (then storeBatch, in a transaction, stores it).
  */
-function storeBatchAlone(db: Db, judged: JudgedBatch): Promise<BatchOutcome | 'declined' | 'rules_changed'> {
-  return retryingConflicts(() => inOneStatement(db.kysely, judged));
+async function storeBatchAlone(statements: StatementGroups, judged: JudgedBatch): Promise<BatchOutcome | 'declined' | 'rules_changed'> {
+  if (!judged.oneStatement || judged.candidates.length === 0) return 'declined';
+  return outcomeOfStatement(judged, await statements.store(judged));
 }
 
 async function inOneStatement(db: Executor, judged: JudgedBatch): Promise<BatchOutcome | 'declined' | 'rules_changed'> {
   if (!judged.oneStatement || judged.candidates.length === 0) return 'declined';
-  const done = await storeBatchInOneStatement(db, judged.ctx, judged.month, judged.quota, judged.candidates, judged.judgedBy);
+  return outcomeOfStatement(judged, await storeAloneInOneStatement(db, judged));
+}
+
+function outcomeOfStatement(judged: JudgedBatch, done: StatementResult): BatchOutcome | 'declined' | 'rules_changed' {
   if (done === 'rules_changed') return done;
   if (done === 'declined') {
     judged.oneStatement = false;

@@ -13,7 +13,7 @@ export function ingestEvents(services: Services): OperationHandler<'ingestEvents
     // Without an Idempotency-Key no reply is stored with the data: a batch one statement stores needs no transaction.
     const { judged, outcome: alone } = req.idempotency
       ? { judged: await judgeBatch(services.db, services.validate.event, items, ctx, services.keptRules, true), outcome: undefined }
-      : await judgeAndStoreAlone(services.db, services.keptRules, services.validate.event, items, ctx);
+      : await judgeAndStoreAlone(services.db, services.statements, services.keptRules, services.validate.event, items, ctx);
     const replyContext = {
       requestId: req.requestId,
       size: items.length,

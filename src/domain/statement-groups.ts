@@ -1,0 +1,124 @@
+import { storeBatchesInOneStatement, type StatementOutcome } from '../data/event-batch';
+import type { Executor } from '../data/schema';
+import { retryingConflicts } from '../data/transaction';
+import type { JudgedBatch } from './event-ingest';
+
+export type StatementResult = StatementOutcome | 'declined' | 'rules_changed';
+
+interface Waiting {
+  judged: JudgedBatch;
+  resolve(result: StatementResult): void;
+  reject(error: unknown): void;
+}
+
+/** The batches of one app judged by the same rules: those stored now, and those waiting for their turn. */
+interface Lane {
+  running: number;
+  waiting: Waiting[];
+}
+
+/** Stores judged batches of one app, judged by the same rules, in one statement (storeBatchesInOneStatement). */
+export function storeInOneStatement(
+  db: Executor,
+  batches: [JudgedBatch, ...JudgedBatch[]],
+): Promise<StatementOutcome[] | 'declined' | 'rules_changed'> {
+  const { ctx, month, quota, judgedBy } = batches[0];
+  const statementBatches = batches.map((judged) => ({ origin: judged.ctx, events: judged.candidates }));
+  return storeBatchesInOneStatement(db, ctx.principal, month, quota, statementBatches, judgedBy);
+}
+
+/** Stores one judged batch in a statement of its own. */
+export async function storeAloneInOneStatement(db: Executor, judged: JudgedBatch): Promise<StatementResult> {
+  const outcome = await storeInOneStatement(db, [judged]);
+  if (typeof outcome === 'string') return outcome;
+  const [only] = outcome;
+  if (!only) throw new Error('the batch statement decided nothing for the batch');
+  return only;
+}
+
+/**
+ * PostgreSQL: the batches stored without a transaction (no Idempotency-Key),
+ * at most `perApp` statements at once for an app and the rules its batches
+ * were judged by. Its batches that arrive meanwhile wait, and go together
+ * into the next statement, up to `maxEvents` events: one round trip, one
+ * commit and one statement's fixed cost for several batches, each judged and
+ * answered as if stored alone. Other apps' batches do not wait for them. A
+ * group that one of its batches makes fail or decline is stored batch by
+ * batch, so that each gets its own outcome.
+ */
+export class StatementGroups {
+  private readonly lanes = new Map<string, Lane>();
+
+  constructor(
+    private readonly db: Executor,
+    private readonly perApp: number,
+    private readonly maxEvents: number,
+  ) {}
+
+  store(judged: JudgedBatch): Promise<StatementResult> {
+    const { orgId, appId, integrationId } = judged.ctx.principal;
+    const key = JSON.stringify([orgId, appId, integrationId, judged.month, judged.quota, judged.judgedBy]);
+    let lane = this.lanes.get(key);
+    if (!lane) {
+      lane = { running: 0, waiting: [] };
+      this.lanes.set(key, lane);
+    }
+    const joined = lane;
+    return new Promise((resolve, reject) => {
+      joined.waiting.push({ judged, resolve, reject });
+      this.next(key, joined);
+    });
+  }
+
+  private next(key: string, lane: Lane): void {
+    while (lane.running < this.perApp && lane.waiting.length > 0) {
+      const group = this.takeGroup(lane);
+      lane.running += 1;
+      void this.run(group).finally(() => {
+        lane.running -= 1;
+        if (lane.running === 0 && lane.waiting.length === 0) this.lanes.delete(key);
+        else this.next(key, lane);
+      });
+    }
+  }
+
+  /** The waiting batches that fit in one statement, in the order they came; the first always does. */
+  private takeGroup(lane: Lane): Waiting[] {
+    let events = 0;
+    const taken = lane.waiting.findIndex(({ judged }, i) => {
+      events += judged.candidates.length;
+      return i > 0 && events > this.maxEvents;
+    });
+    const count = taken === -1 ? lane.waiting.length : taken;
+    return lane.waiting.splice(0, count);
+  }
+
+  private async run(group: Waiting[]): Promise<void> {
+    const [first, ...rest] = group;
+    if (!first) return;
+    if (rest.length === 0) return this.alone(first);
+    let outcomes: StatementOutcome[] | 'declined' | 'rules_changed';
+    try {
+      outcomes = await retryingConflicts(() => storeInOneStatement(this.db, [first.judged, ...rest.map((w) => w.judged)]));
+    } catch {
+      // Nothing was written: each batch alone finds out which one it was, and the others are stored.
+      await Promise.all(group.map((w) => this.alone(w)));
+      return;
+    }
+    if (outcomes === 'declined') await Promise.all(group.map((w) => this.alone(w)));
+    else group.forEach((w, i) => this.settle(w, outcomes === 'rules_changed' ? outcomes : outcomes[i]));
+  }
+
+  private async alone(waiting: Waiting): Promise<void> {
+    try {
+      waiting.resolve(await retryingConflicts(() => storeAloneInOneStatement(this.db, waiting.judged)));
+    } catch (err) {
+      waiting.reject(err);
+    }
+  }
+
+  private settle(waiting: Waiting, result: StatementResult | undefined): void {
+    if (result === undefined) waiting.reject(new Error('the batch statement decided nothing for the batch'));
+    else waiting.resolve(result);
+  }
+}
