@@ -66,7 +66,7 @@ describe('PostgreSQL: batches of one app stored together (StatementGroups)', fun
       ]),
       judged(s, [event({ actor: { workerId: cy }, timestamp: at(7) })]),
     ]);
-    const groups = new StatementGroups(s.db.kysely, 1, 1000);
+    const groups = groupsOf(s);
     // The first runs alone at once; the three that wait for it go together.
     const results = await Promise.all(batches.map((b) => groups.store(b)));
 
@@ -144,7 +144,7 @@ describe('PostgreSQL: batches of one app stored together (StatementGroups)', fun
     );
 
     const failingGroup = [await known(), await known(), failing, await known()];
-    const groups = new StatementGroups(s.db.kysely, 1, 1000);
+    const groups = groupsOf(s);
     const settled = await Promise.allSettled(failingGroup.map((b) => groups.store(b)));
     assert.deepEqual(
       settled.map((r) => r.status),
@@ -163,7 +163,7 @@ describe('PostgreSQL: batches of one app stored together (StatementGroups)', fun
     const [ana] = ids as [string];
     const two = () => judged(s, [event({ actor: { workerId: ana } }), event({ actor: { workerId: ana } })]);
     const batches = await Promise.all([two(), two(), two(), two(), two()]);
-    const groups = new StatementGroups(s.db.kysely, 1, 4);
+    const groups = groupsOf(s, 4);
     await Promise.all(batches.map((b) => groups.store(b)));
     const xmins = await Promise.all(batches.map(async (b) => (await storedOf(s, b.ctx.requestId))[0]?.xmin));
     // One alone, then two groups of two batches (four events each).
@@ -173,8 +173,9 @@ describe('PostgreSQL: batches of one app stored together (StatementGroups)', fun
   });
 });
 
-function groupsOf(s: Setup): StatementGroups {
-  return new StatementGroups(s.db.kysely, 1, 1000);
+/** One statement at a time, so that the batches stored while it runs wait and go together. */
+function groupsOf(s: Setup, maxEvents = 1000): StatementGroups {
+  return new StatementGroups(s.db.kysely, 1, maxEvents);
 }
 
 function storeAll(s: Setup, batches: JudgedBatch[]): Promise<StatementResult[]> {

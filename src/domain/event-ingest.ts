@@ -5,7 +5,7 @@ import type { Db, Dialect } from '../data/db';
 import { insertEvents, type NewTimelineEntry } from '../data/events';
 import { newIds } from '../data/ids';
 import { insertOutbox } from '../data/rollups';
-import type { Database, Executor } from '../data/schema';
+import type { Database } from '../data/schema';
 import { monthOf, reserveEvents, type IngestRules, type RulesVersion } from '../data/usage';
 import type { WriteJob } from '../data/writer';
 import { ApiError, errorDetail, statusOf } from '../errors';
@@ -139,7 +139,7 @@ export async function judgeAndStoreAlone(
 export async function storeBatch(trx: Transaction<Database>, judged: JudgedBatch): Promise<BatchOutcome> {
   const { ctx, dialect, month, quota, candidates } = judged;
   // Most batches name workers that exist: one statement judges and stores them.
-  const done = await inOneStatement(trx, judged);
+  const done = await inOneStatement(judged, (j) => storeAloneInOneStatement(trx, j));
   if (typeof done === 'object') return done;
   if (done === 'rules_changed') throw new Error('a batch judged by kept rules is stored alone (judgeAndStoreAlone), not by storeBatch');
 
@@ -278,17 +278,17 @@ export const storeBatchWithReply: WriteJob<BatchToCommit, CommittedBatch> = (trx
  * nothing was stored: 'rules_changed' when the kept rules it was judged by
  * changed, else 'declined' (then storeBatch, in a transaction, stores it).
  */
-async function storeBatchAlone(statements: StatementGroups, judged: JudgedBatch): Promise<BatchOutcome | 'declined' | 'rules_changed'> {
-  if (!judged.oneStatement || judged.candidates.length === 0) return 'declined';
-  return outcomeOfStatement(judged, await statements.store(judged));
+function storeBatchAlone(statements: StatementGroups, judged: JudgedBatch): Promise<BatchOutcome | 'declined' | 'rules_changed'> {
+  return inOneStatement(judged, (j) => statements.store(j));
 }
 
-async function inOneStatement(db: Executor, judged: JudgedBatch): Promise<BatchOutcome | 'declined' | 'rules_changed'> {
+/** The batch stored by `store` when one statement can store it; 'declined' without trying when it cannot. */
+async function inOneStatement(
+  judged: JudgedBatch,
+  store: (judged: JudgedBatch) => Promise<StatementResult>,
+): Promise<BatchOutcome | 'declined' | 'rules_changed'> {
   if (!judged.oneStatement || judged.candidates.length === 0) return 'declined';
-  return outcomeOfStatement(judged, await storeAloneInOneStatement(db, judged));
-}
-
-function outcomeOfStatement(judged: JudgedBatch, done: StatementResult): BatchOutcome | 'declined' | 'rules_changed' {
+  const done = await store(judged);
   if (done === 'rules_changed') return done;
   if (done === 'declined') {
     judged.oneStatement = false;

@@ -18,7 +18,7 @@ interface Lane {
 }
 
 /** Stores judged batches of one app, judged by the same rules, in one statement (storeBatchesInOneStatement). */
-export function storeInOneStatement(
+function storeInOneStatement(
   db: Executor,
   batches: [JudgedBatch, ...JudgedBatch[]],
 ): Promise<StatementOutcome[] | 'declined' | 'rules_changed'> {
@@ -29,11 +29,15 @@ export function storeInOneStatement(
 
 /** Stores one judged batch in a statement of its own. */
 export async function storeAloneInOneStatement(db: Executor, judged: JudgedBatch): Promise<StatementResult> {
-  const outcome = await storeInOneStatement(db, [judged]);
-  if (typeof outcome === 'string') return outcome;
-  const [only] = outcome;
-  if (!only) throw new Error('the batch statement decided nothing for the batch');
-  return only;
+  return resultOf(await storeInOneStatement(db, [judged]), 0);
+}
+
+/** What a statement decided for its batch `i`. */
+function resultOf(decided: StatementOutcome[] | 'declined' | 'rules_changed', i: number): StatementResult {
+  if (typeof decided === 'string') return decided;
+  const outcome = decided[i];
+  if (!outcome) throw new Error(`the batch statement decided nothing for its batch ${i}`);
+  return outcome;
 }
 
 /**
@@ -58,15 +62,11 @@ export class StatementGroups {
   store(judged: JudgedBatch): Promise<StatementResult> {
     const { orgId, appId, integrationId } = judged.ctx.principal;
     const key = JSON.stringify([orgId, appId, integrationId, judged.month, judged.quota, judged.judgedBy]);
-    let lane = this.lanes.get(key);
-    if (!lane) {
-      lane = { running: 0, waiting: [] };
-      this.lanes.set(key, lane);
-    }
-    const joined = lane;
+    const lane = this.lanes.get(key) ?? { running: 0, waiting: [] };
+    this.lanes.set(key, lane);
     return new Promise((resolve, reject) => {
-      joined.waiting.push({ judged, resolve, reject });
-      this.next(key, joined);
+      lane.waiting.push({ judged, resolve, reject });
+      this.next(key, lane);
     });
   }
 
@@ -106,7 +106,7 @@ export class StatementGroups {
       return;
     }
     if (outcomes === 'declined') await Promise.all(group.map((w) => this.alone(w)));
-    else group.forEach((w, i) => this.settle(w, outcomes === 'rules_changed' ? outcomes : outcomes[i]));
+    else group.forEach((w, i) => settle(w, () => resultOf(outcomes, i)));
   }
 
   private async alone(waiting: Waiting): Promise<void> {
@@ -116,9 +116,12 @@ export class StatementGroups {
       waiting.reject(err);
     }
   }
+}
 
-  private settle(waiting: Waiting, result: StatementResult | undefined): void {
-    if (result === undefined) waiting.reject(new Error('the batch statement decided nothing for the batch'));
-    else waiting.resolve(result);
+function settle(waiting: Waiting, result: () => StatementResult): void {
+  try {
+    waiting.resolve(result());
+  } catch (err) {
+    waiting.reject(err);
   }
 }
