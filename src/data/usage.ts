@@ -34,7 +34,7 @@ export interface IngestRules {
 }
 
 /**
- * What the rules were read from, as storeBatchInOneStatement compares them
+ * What the rules were read from, as storeBatchesInOneStatement compares them
  * with what is stored: the md5 of the app's allowedEventTypes and manifest
  * texts, and the organization's quota.
  */

@@ -13,7 +13,7 @@ const MAX_KEPT_APPS = 10_000;
  * PostgreSQL: keeps each app's ingest rules between batches, so that a batch
  * of known workers costs one round trip, the statement that stores it. That
  * statement stores only if the rules it was judged by are still the stored
- * ones (storeBatchInOneStatement): a change made anywhere applies to the next
+ * ones (storeBatchesInOneStatement): a change made anywhere applies to the next
  * batch, which is judged again. Only rules without a quota are kept: a quota's
  * count of used events changes with every batch. On SQLite, and with `fresh`,
  * the rules are read for the batch.
