@@ -195,21 +195,33 @@ async function drive(server: Running, authorization: string | undefined, withPos
   let sampler: NodeJS.Timeout | undefined;
   let pgPids: number[] = [];
   const result = await new Promise<{ load: LoadResult; end: CpuReading; toUs: number }>((resolve, reject) => {
+    // The generator exits as soon as it has sent its result, while PostgreSQL's backends are still being listed.
+    let answered = false;
     child.on('message', async (message: { type: string; at?: string; result?: LoadResult }) => {
-      if (message.type === 'measuring') {
-        fromUs = Number(message.at);
-        pgPids = withPostgres ? await postgresPids() : [];
-        startCpu = readCpu([serverPid, loadPid], pgPids);
-        sampler = setInterval(() => {
-          rssMax = Math.max(rssMax, memoryOf(serverPid)?.rssMb ?? 0);
-        }, 200);
-      } else if (message.type === 'result' && message.result) {
-        // Backends the server's pool opened during the window count too.
-        const end = readCpu([serverPid, loadPid], withPostgres ? [...new Set([...pgPids, ...(await postgresPids())])] : []);
-        resolve({ load: message.result, end, toUs: Number(process.hrtime.bigint() / 1000n) });
+      try {
+        if (message.type === 'measuring') {
+          fromUs = Number(message.at);
+          pgPids = withPostgres ? await postgresPids() : [];
+          startCpu = readCpu([serverPid, loadPid], pgPids);
+          sampler = setInterval(() => {
+            rssMax = Math.max(rssMax, memoryOf(serverPid)?.rssMb ?? 0);
+          }, 200);
+        } else if (message.type === 'result' && message.result) {
+          answered = true;
+          // The processes read before the generator is gone; then PostgreSQL, whose backends the server's
+          // pool opened during the window count too.
+          const processes = readCpu([serverPid, loadPid]);
+          const toUs = Number(process.hrtime.bigint() / 1000n);
+          const backends = withPostgres ? [...new Set([...pgPids, ...(await postgresPids())])] : [];
+          resolve({ load: message.result, end: { ...processes, postgres: readCpu([], backends).postgres }, toUs });
+        }
+      } catch (err) {
+        reject(err);
       }
     });
-    child.once('exit', (code) => reject(new Error(`load generator exited (${code}) without a result`)));
+    child.once('exit', (code) => {
+      if (!answered) reject(new Error(`load generator exited (${code}) without a result`));
+    });
   });
   clearInterval(sampler);
   await new Promise((r) => setTimeout(r, 50));
