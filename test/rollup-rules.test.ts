@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { PartsRow } from '../src/data/rollups';
-import { PartsAccumulator, type RollupEvent } from '../src/domain/rollup-rules';
+import { matches, PartsAccumulator, type RollupEvent } from '../src/domain/rollup-rules';
 import { storedDefinition } from './support/rollups';
 
 function event(workerId: string, ts: string, overrides: Partial<RollupEvent> = {}): RollupEvent {
@@ -73,6 +73,47 @@ describe('PartsAccumulator', () => {
           events.length,
           'every event counted',
         );
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('counts each event for the definitions of its own manifest it matches, events of every kind mixed, two manifests in turn', () => {
+    const manifests = [
+      [
+        storedDefinition('one', 'resolved'),
+        storedDefinition('one', 'builds', { sourceEventTypes: ['build.finished'], sourceEventCategories: ['TASK_UPDATE', 'MEETING'] }),
+        storedDefinition('one', 'owned', { ownedBy: 'extractor' }),
+      ],
+      [
+        storedDefinition('two', 'resolved', { sourceEventCategories: ['MEETING'] }),
+        storedDefinition('two', 'any', { sourceEventTypes: ['ticket.resolved', 'build.finished'] }),
+      ],
+    ];
+    const ids = manifests.flat().map((d) => d.id);
+    const anEvent = fc.record({
+      manifest: fc.constantFrom(0, 1),
+      eventType: fc.constantFrom('ticket.resolved', 'build.finished', 'other.type'),
+      category: fc.constantFrom(null, 'TASK_UPDATE', 'MEETING'),
+      statisticId: fc.constantFrom(null, ...ids, 'elsewhere.unknown'),
+    });
+    fc.assert(
+      fc.property(fc.array(anEvent, { maxLength: 100 }), (events) => {
+        const parts = new PartsAccumulator();
+        const expected = new Map<string, number>();
+        events.forEach((e, i) => {
+          const definitions = manifests[e.manifest] ?? [];
+          const sent = event(`wkr_${i}`, '2026-11-03T12:00:00.000Z', {
+            eventType: e.eventType,
+            category: e.category,
+            statisticId: e.statisticId,
+          });
+          parts.add(definitions, sent, 'UTC');
+          for (const d of definitions) if (matches(d, sent)) expected.set(d.id, (expected.get(d.id) ?? 0) + 1);
+        });
+        const counted = new Map<string, number>();
+        for (const cell of parts.take()) counted.set(cell.statisticId, (counted.get(cell.statisticId) ?? 0) + cell.count);
+        assert.deepEqual(counted, expected);
       }),
       { numRuns: 300 },
     );

@@ -38,6 +38,39 @@ export function matches(definition: Definition, event: RollupEvent): boolean {
   );
 }
 
+/** What `matches` reads of an event, and the definitions of a manifest that it matches. */
+interface MatchedKinds {
+  byStatistic: Map<string | null, Definition[]>;
+  /** By type, then category, for the events that name no statistic. */
+  byType: Map<string, Map<string | null, Definition[]>>;
+}
+
+// Summing asks which definitions every event matches, and a manifest's events come in few kinds: the answer is
+// remembered per manifest (a drain's rules hold each app's definitions as one array) and per kind of event.
+// make bench-summing: 1.16-1.20 ms per 1,000 events against 1.27-1.37 asking each definition (three rounds in turn).
+const matchedByManifest = new WeakMap<Definition[], MatchedKinds>();
+
+/** The definitions of `definitions` that `event` counts for (matches), in their order. */
+function matching(definitions: Definition[], event: RollupEvent): Definition[] {
+  if (definitions.length === 0) return definitions;
+  let kinds = matchedByManifest.get(definitions);
+  if (!kinds) matchedByManifest.set(definitions, (kinds = { byStatistic: new Map(), byType: new Map() }));
+  let ofKind: Map<string | null, Definition[]>;
+  let kind: string | null;
+  if (event.statisticId !== null) {
+    ofKind = kinds.byStatistic;
+    kind = event.statisticId;
+  } else {
+    let ofType = kinds.byType.get(event.eventType);
+    if (!ofType) kinds.byType.set(event.eventType, (ofType = new Map()));
+    ofKind = ofType;
+    kind = event.category;
+  }
+  let matched = ofKind.get(kind);
+  if (!matched) ofKind.set(kind, (matched = definitions.filter((definition) => matches(definition, event))));
+  return matched;
+}
+
 /** Adds to `parts` what one matching event adds. */
 export function addPartsOf(parts: RollupParts, definition: Definition, event: RollupEvent): void {
   parts.count += 1;
@@ -134,17 +167,14 @@ export class PartsAccumulator {
 
   /** Adds `event` (of an app whose manifest is `definitions`) to every definition it matches. */
   add(definitions: Definition[], event: RollupEvent, timeZone: string): void {
-    let day: string | undefined;
-    let ofDayAndWorker: PartsRow[] | undefined;
-    for (const definition of definitions) {
-      if (!matches(definition, event)) continue;
-      if (day === undefined || ofDayAndWorker === undefined) {
-        day = localDate(Date.parse(event.ts), timeZone);
-        let ofDay = this.cells.get(day);
-        if (!ofDay) this.cells.set(day, (ofDay = new Map()));
-        ofDayAndWorker = ofDay.get(event.workerId);
-        if (!ofDayAndWorker) ofDay.set(event.workerId, (ofDayAndWorker = []));
-      }
+    const matched = matching(definitions, event);
+    if (matched.length === 0) return;
+    const day = localDate(Date.parse(event.ts), timeZone);
+    let ofDay = this.cells.get(day);
+    if (!ofDay) this.cells.set(day, (ofDay = new Map()));
+    let ofDayAndWorker = ofDay.get(event.workerId);
+    if (!ofDayAndWorker) ofDay.set(event.workerId, (ofDayAndWorker = []));
+    for (const definition of matched) {
       const pillar = pillarOf(definition, event);
       addPartsOf(cellOf(ofDayAndWorker, definition.id, event.workerId, day, pillar), definition, event);
     }
