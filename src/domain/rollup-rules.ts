@@ -27,6 +27,7 @@ export interface RollupEvent {
  * An event counts for a definition of its app's manifest when it names the
  * definition; one naming none counts by its type and category, unless the
  * definition is owned by an extractor (then only events naming it count).
+ * Only those three fields of the event decide: `matching` remembers its answers by them.
  */
 export function matches(definition: Definition, event: RollupEvent): boolean {
   if (event.statisticId !== null) return event.statisticId === definition.id;
