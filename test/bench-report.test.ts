@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import {
   evaluateTargets,
+  formatReport,
   growthToEmpty,
   table,
   type DatabaseFigures,
@@ -138,5 +139,17 @@ describe('make bench: the time in the kernel', () => {
     assert.ok(table(recorded).includes('| service: of those, in the kernel (system time): server / postgres | 10 / – |'));
     assert.ok(table(recorded).includes('| raw: of those, in the kernel (system time): driver process / postgres | 20 / – |'));
     assert.ok(table(results()).includes('| service: of those, in the kernel (system time): server / postgres | – / – |'));
+  });
+});
+
+describe('make bench: a server run with Node flags', () => {
+  it('says so in the report, and says nothing of flags when none were set', () => {
+    const flagged = results();
+    flagged.settings = { ...flagged.settings, serverNodeOptions: '--max-semi-space-size=32', serverNodeArgs: ['--v8-pool-size=1'] };
+    const [header] = formatReport(flagged).split('\n');
+    assert.ok(header?.endsWith('; the server ran with --max-semi-space-size=32 --v8-pool-size=1'), header);
+    const plain = results();
+    plain.settings = { ...plain.settings, serverNodeArgs: [] };
+    assert.ok(!formatReport(plain).split('\n')[0]?.includes('the server ran with'));
   });
 });

@@ -353,13 +353,21 @@ export function delta(previous: { file: string; results: Results }, now: Results
 
 
 /** The whole printed report of one run. */
+/** The Node flags the server ran with when a run set any (BENCH_SERVER_NODE_OPTIONS, BENCH_SERVER_NODE_ARGS): its figures are not the defaults'. */
+function serverFlags(s: RecordedSettings): string {
+  const options = typeof s.serverNodeOptions === 'string' ? s.serverNodeOptions.trim() : '';
+  const args = Array.isArray(s.serverNodeArgs) ? s.serverNodeArgs.join(' ') : '';
+  const flags = [options, args].filter(Boolean).join(' ');
+  return flags ? `; the server ran with ${flags}` : '';
+}
+
 export function formatReport(results: Results, previous?: { file: string; results: Results }): string {
   const s = results.settings;
   const m = results.machine;
   const out: string[] = [
     `Benchmark ${results.startedAt} — ${String(m.cpus)} cores (${String(m.cpuModel)}), node ${String(m.node)}, ` +
       `${s.connections} connections, ${s.batch} events/request (~${String(results.workload.bytesPerEvent)} B each), ` +
-      `${s.warmupSeconds} s warm-up + ${s.durationSeconds} s measured`,
+      `${s.warmupSeconds} s warm-up + ${s.durationSeconds} s measured${serverFlags(s)}`,
     '',
     table(results),
     '',

@@ -30,7 +30,8 @@
 // retention sweep), BENCH_ROLLUPS (1; 0 skips the rollups figures), BENCH_ROLLUP_EVENTS (10000000),
 // BENCH_ROLLUP_READS (15 timed requests per read, as make bench-daily times), BENCH_PROFILE (0; 1 adds a profiled
 // service run per database and summarizes it), BENCH_LOG_LEVEL (server LOG_LEVEL, warn), BENCH_SERVER_NODE_OPTIONS
-// (NODE_OPTIONS for the server only, e.g. --max-semi-space-size=32 or --require a preload that sets a V8 flag),
+// (NODE_OPTIONS for the server only, e.g. --max-semi-space-size=32 or --require a preload), BENCH_SERVER_NODE_ARGS
+// (flags on the server's command line, space-separated: V8's flags that NODE_OPTIONS refuses, e.g. --single-threaded-gc),
 // BENCH_RESULTS_DIR (bench/results), BENCH_QUIET_PCT (15) and BENCH_QUIET_WAIT (s, 30): before each
 // measurement, wait that long at most for the machine to be that idle.
 import { harness } from './harness';
@@ -102,6 +103,8 @@ const settings = {
   serverLogLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
   /** Node's options for the server only (not the load generator), e.g. a V8 heap flag to measure. */
   serverNodeOptions: process.env.BENCH_SERVER_NODE_OPTIONS,
+  /** Flags before the server's script, for those NODE_OPTIONS does not take. */
+  serverNodeArgs: (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
   /** Before each measurement, wait up to quietWaitSeconds for the machine to be at most quietPct % busy. */
   quietPct: numberEnv('BENCH_QUIET_PCT', 15),
   quietWaitSeconds: numberEnv('BENCH_QUIET_WAIT', 30),
@@ -152,7 +155,7 @@ async function startService(target: Target, profileDir?: string, extraEnv: Recor
     NODE_OPTIONS: settings.serverNodeOptions,
   };
   delete env.REDIS_URL; // in-memory rate limiting, as a single instance runs
-  const running = await startBuiltServer({ env, logDir: tmp, label: target.kind, nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] });
+  const running = await startBuiltServer({ env, logDir: tmp, label: target.kind, nodeArgs: [...settings.serverNodeArgs, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])] });
   track(running.child);
   return running;
 }
