@@ -47,7 +47,7 @@ const datesByDay = new Map<number, string>();
 const CACHED_DAYS = 100_000;
 
 /** The ISO date of a UTC instant (ms): `YYYY-MM-DD`, or `±YYYYYY-MM-DD` outside years 0000 to 9999. */
-function isoDate(ms: number): string {
+export function isoDate(ms: number): string {
   const day = Math.floor(ms / DAY_MS);
   let date = datesByDay.get(day);
   if (date === undefined) {
