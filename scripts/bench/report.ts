@@ -352,7 +352,6 @@ export function delta(previous: { file: string; results: Results }, now: Results
 }
 
 
-/** The whole printed report of one run. */
 /** The Node flags the server ran with when a run set any (BENCH_SERVER_NODE_OPTIONS, BENCH_SERVER_NODE_ARGS): its figures are not the defaults'. */
 function serverFlags(s: RecordedSettings): string {
   const options = typeof s.serverNodeOptions === 'string' ? s.serverNodeOptions.trim() : '';
@@ -361,6 +360,7 @@ function serverFlags(s: RecordedSettings): string {
   return flags ? `; the server ran with ${flags}` : '';
 }
 
+/** The whole printed report of one run. */
 export function formatReport(results: Results, previous?: { file: string; results: Results }): string {
   const s = results.settings;
   const m = results.machine;
