@@ -351,7 +351,6 @@ export function delta(previous: { file: string; results: Results }, now: Results
   return lines.join('\n');
 }
 
-
 /** The Node flags the server ran with when a run set any (BENCH_SERVER_NODE_OPTIONS, BENCH_SERVER_NODE_ARGS): its figures are not the defaults'. */
 function serverFlags(s: RecordedSettings): string {
   const options = typeof s.serverNodeOptions === 'string' ? s.serverNodeOptions.trim() : '';
