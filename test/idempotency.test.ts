@@ -174,6 +174,25 @@ describe('Idempotency-Key', () => {
     assert.equal(forbiddenAgain.text, forbidden.text);
   });
 
+  it('refuses a body in another media type before claiming the key: a retry as application/json is judged, not replayed', async () => {
+    // Found by the fuzzer (FUZZ_SEED=330234760): a +json type passed the body reader, the contract validator
+    // answered 415 after the key was claimed, and the stored 415 came back for the retry sent as application/json.
+    const { app, tenant } = await setup();
+    const api = client(app);
+    const headers = { 'Idempotency-Key': 'k'.repeat(200) };
+    const body = { snapshotType: 'load.now', actor: { externalId: 'x' }, metrics: { a: 1 } };
+    const wrongType = await api.post(SNAPSHOTS, {
+      key: tenant.key,
+      headers: { ...headers, 'Content-Type': 'application/vnd.api+json' },
+      body,
+    });
+    const retry = await api.post(SNAPSHOTS, { key: tenant.key, headers, body });
+    assert.equal(wrongType.status, 415);
+    assert.equal(wrongType.body.error.code, 'unsupported_media_type');
+    assert.equal(retry.status, 202);
+    assert.equal(retry.headers['idempotent-replayed'], undefined);
+  });
+
   it('does not store a 5xx: a retry with the key executes again', async () => {
     const { db, config, app, tenant } = await setup();
     const failingDb = await failingUpdates('idempotency_records');

@@ -23,7 +23,8 @@ const decoders: Record<string, (() => zlib.Gunzip | zlib.Inflate) | undefined> =
  */
 export async function jsonBody(req: Request, res: Response, next: NextFunction): Promise<void> {
   if (!hasBody(req)) return next();
-  // A body in anything but JSON (a content type that does not even parse included) never reaches a handler.
+  // A body in anything but the contract's application/json (a content type that does not even parse included)
+  // is refused here, before an Idempotency-Key is claimed: a retry in the right type must not get this refusal back.
   if (!isJson(req)) throw new ApiError('unsupported_media_type');
   const encoding = (req.get('content-encoding') ?? 'identity').trim().toLowerCase();
   const decoder = encoding === 'identity' ? undefined : decoders[encoding];
@@ -142,7 +143,7 @@ function isJson(req: Request): boolean {
   if (!header) return false;
   try {
     const { type, parameters } = contentType.parse(header);
-    if (type !== 'application/json' && !/^application\/[^/]+\+json$/.test(type)) return false;
+    if (type !== 'application/json') return false;
     if (parameters.charset && parameters.charset.toLowerCase() !== 'utf-8') {
       throw new ApiError('unsupported_media_type', 'The request body must be UTF-8 JSON.');
     }
