@@ -47,6 +47,17 @@ export const idempotencyKeyMaxLength = integer(idempotencyKey.schema?.maxLength,
 /** How long a claimed Idempotency-Key holds without news from its request (`x-claim-lease-seconds`). */
 export const claimLeaseSeconds = integer(idempotencyKey['x-claim-lease-seconds'], 'IdempotencyKey x-claim-lease-seconds');
 
+/**
+ * The media types a request body may be sent in: every one an operation's `requestBody` declares. The body
+ * reader refuses any other before an Idempotency-Key is claimed, as the contract's validator would after.
+ */
+export const requestMediaTypes: ReadonlySet<string> = new Set(
+  Object.values<Record<string, { requestBody?: { content?: object } }>>(doc.paths).flatMap((pathItem) =>
+    Object.values(pathItem).flatMap((operation) => Object.keys(operation?.requestBody?.content ?? {})),
+  ),
+);
+if (requestMediaTypes.size === 0) throw new Error('openapi/v1.yaml: no operation declares a request body media type');
+
 /** What every API key starts with (`bearerAuth.x-key-prefix`). */
 export const apiKeyPrefix = text(doc.components.securitySchemes.bearerAuth['x-key-prefix'], 'bearerAuth x-key-prefix');
 

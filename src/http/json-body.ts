@@ -3,7 +3,7 @@ import zlib from 'node:zlib';
 import contentType from 'content-type';
 import type { NextFunction, Request, Response } from 'express';
 import getRawBody from 'raw-body';
-import { maxBodyBytes, maxNestingDepth } from '../contract/constants';
+import { maxBodyBytes, maxNestingDepth, requestMediaTypes } from '../contract/constants';
 import { ApiError } from '../errors';
 import { lingeringClose } from './lingering-close';
 
@@ -23,8 +23,8 @@ const decoders: Record<string, (() => zlib.Gunzip | zlib.Inflate) | undefined> =
  */
 export async function jsonBody(req: Request, res: Response, next: NextFunction): Promise<void> {
   if (!hasBody(req)) return next();
-  // A body in anything but the contract's application/json (a content type that does not even parse included)
-  // is refused here, before an Idempotency-Key is claimed: a retry in the right type must not get this refusal back.
+  // A body in a type the contract does not take (a content type that does not even parse included) is refused
+  // here, before an Idempotency-Key is claimed: a retry in the right type must not get this refusal back.
   if (!isJson(req)) throw new ApiError('unsupported_media_type');
   const encoding = (req.get('content-encoding') ?? 'identity').trim().toLowerCase();
   const decoder = encoding === 'identity' ? undefined : decoders[encoding];
@@ -143,7 +143,7 @@ function isJson(req: Request): boolean {
   if (!header) return false;
   try {
     const { type, parameters } = contentType.parse(header);
-    if (type !== 'application/json') return false;
+    if (!requestMediaTypes.has(type)) return false;
     if (parameters.charset && parameters.charset.toLowerCase() !== 'utf-8') {
       throw new ApiError('unsupported_media_type', 'The request body must be UTF-8 JSON.');
     }
