@@ -389,8 +389,9 @@ describe('POST /api/v1/ingest/events', () => {
     it('stores the metadata as the very JSON its size was checked on, escapes and all, for a worker it knows', async () => {
       const { app, db, tenant } = await setup();
       const { id } = await addWorker(db, { orgId: tenant.orgId, email: 'dana@acme.example', name: 'Dana' });
-      // A worker that exists: on PostgreSQL the batch is stored by its one statement, whose JSON rows carry the metadata
-      // as a string of its JSON (as nested JSON, PostgreSQL would refuse the \u0000 and the lone surrogate below).
+      // A worker that exists: on PostgreSQL the batch is stored by its one statement, which takes the metadata as
+      // one json array, each element's text kept as it came (jsonb would refuse the \u0000 and the lone surrogate
+      // below), and no metadata as that array's null.
       const escaped = { 'quote"d': 'a\\b "c"\n\t/ é 😀', nested: { list: [1.5, -0, 1e21, 5e-7, true, null, {}, []] }, ' spaced ': '' };
       const unicodeEscaped = { nul: '\u0000', bell: '\u0007', lone: '\ud800', backslashU: '\\u0041' };
       const events = [escaped, undefined, unicodeEscaped].map((metadata) => event({ actor: { workerId: id }, metadata }));

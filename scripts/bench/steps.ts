@@ -1,13 +1,13 @@
 // `make bench-steps`: what the HTTP thread's own steps of an ingest request cost, per 1,000 of make bench's
 // events, each timed alone over make bench's bodies with the service's code: parsing the body, judging each
 // event against the contract (its metadata serialized once, as stored), its timestamp in UTC, the batch's ids,
-// PostgreSQL's statement parameter and the reply. The rollups' summing is `make bench-summing`'s. Together
+// PostgreSQL's statement parameters and the reply. The rollups' summing is `make bench-summing`'s. Together
 // with the request's HTTP stack they are the floor of the HTTP thread's CPU per event.
 // Options (environment): BENCH_STEPS_ROUNDS (10 passes over the bodies).
 import { configuredDocument } from '../../src/contract/document';
 import { ContractValidators, serializedJson } from '../../src/contract/validators';
 import type { Schema } from '../../src/contract/types';
-import { rowsParameter } from '../../src/data/event-batch';
+import { statementParameters } from '../../src/data/event-batch';
 import { newIds } from '../../src/data/ids';
 import { renderBatch } from '../../src/domain/event-ingest';
 import { normalizeTimestamp } from '../../src/domain/judgement';
@@ -44,7 +44,11 @@ const steps: Array<[string, (b: number) => unknown]> = [
   ['judging each event against the contract', (b) => (parsed[b] as unknown[]).map((item) => validate(item))],
   ['its timestamp in UTC', (b) => (candidates[b] ?? []).map((c) => normalizeTimestamp(c.event.timestamp, receivedAt))],
   ["the batch's ids", (b) => newIds('evt', (candidates[b] ?? []).length)],
-  ["PostgreSQL's statement parameter", (b) => rowsParameter([candidates[b] ?? []])],
+  [
+    // With their UTF-8 lengths, which the driver takes first: a text JSON.stringify made is flattened then.
+    "PostgreSQL's statement parameters",
+    (b) => Object.values(statementParameters([candidates[b] ?? []])).map((text) => Buffer.byteLength(text)),
+  ],
   [
     'the reply (202, every event accepted)',
     (b) => {
