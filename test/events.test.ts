@@ -237,6 +237,24 @@ describe('POST /api/v1/ingest/events', () => {
       assert.match(res.body.results.rejected[0].message, /\/events\/1\/metadata must be at most 16384 bytes when serialized as JSON/);
     });
 
+    it('metadata is measured in UTF-8 bytes, not characters: 16 KB of two-byte characters is the limit', async () => {
+      const { app, tenant } = await setup();
+      // {"pad":"é…"}: 10 bytes besides the 8,187 two-byte characters, 16,384 bytes in 8,197 characters.
+      const atLimit = { pad: 'é'.repeat(8187) };
+      const over = { pad: `${'é'.repeat(8187)}x` };
+      assert.equal(Buffer.byteLength(JSON.stringify(atLimit)), 16384);
+      const res = await client(app).post(EVENTS, {
+        key: tenant.key,
+        body: { events: [event({ metadata: atLimit }), event({ metadata: over })] },
+      });
+      assert.equal(res.status, 207);
+      assert.deepEqual(
+        res.body.results.rejected.map((r: { index: number }) => r.index),
+        [1],
+      );
+      assert.match(res.body.results.rejected[0].message, /\/events\/1\/metadata must be at most 16384 bytes when serialized as JSON/);
+    });
+
     it('a batch at INGEST_BATCH_LIMIT is accepted; one more is 413 batch_too_large and nothing is stored', async () => {
       const { app, db, tenant } = await setup({ INGEST_BATCH_LIMIT: '100' });
       const api = client(app);
