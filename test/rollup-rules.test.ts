@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import type { PartsRow } from '../src/data/rollups';
+import { unpackCells, type PartsRow } from '../src/data/rollups';
 import { matches, PartsAccumulator, type RollupEvent } from '../src/domain/rollup-rules';
 import { storedDefinition } from './support/rollups';
 
@@ -31,7 +31,7 @@ describe('PartsAccumulator', () => {
     parts.add(definitions, event('wkr_a', '2026-11-03T08:00:00.000Z', { metadata: { a: { points: 2 } } }), 'Europe/Berlin');
     parts.add(definitions, event('wkr_b', '2026-11-03T09:00:00.000Z', { pillar: 'QUALITY' }), 'Europe/Berlin');
     parts.add(definitions, event('wkr_b', '2026-11-03T10:00:00.000Z', { metadata: { a: { points: 4 } } }), 'Europe/Berlin');
-    const cells = parts.take().map((c) => [c.statisticId, c.day, c.workerId, c.pillar, c.count, c.sum]);
+    const cells = unpackCells(parts.take()).map((c) => [c.statisticId, c.day, c.workerId, c.pillar, c.count, c.sum]);
     assert.deepEqual(cells, [
       ['app.a-done', '2026-11-03', 'wkr_a', 'DELIVERY', 1, 0],
       ['app.a-done', '2026-11-03', 'wkr_b', 'DELIVERY', 2, 0],
@@ -65,7 +65,7 @@ describe('PartsAccumulator', () => {
           const ts = `2026-11-${String(e.day).padStart(2, '0')}T12:00:00.000Z`;
           parts.add(definitions, event(`wkr_${e.worker}`, ts, { statisticId: `app.${e.statistic}`, pillar: e.pillar }), 'UTC');
         }
-        const taken = parts.take();
+        const taken = unpackCells(parts.take());
         assert.deepEqual(taken.map(key), [...taken].sort(inCodeUnitOrder).map(key), 'in key order');
         assert.equal(new Set(taken.map((c) => key(c).join('\u0000'))).size, taken.length, 'each cell once');
         assert.equal(
@@ -75,6 +75,39 @@ describe('PartsAccumulator', () => {
         );
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('keeps each cell its own parts past the room it starts with (thousands of cells), every aggregation', () => {
+    const definitions = [
+      storedDefinition('app', 'count'),
+      storedDefinition('app', 'points', { aggregation: 'sumField', valueField: 'points' }),
+      storedDefinition('app', 'first', { aggregation: 'ratio', valueField: 'first' }),
+      storedDefinition('app', 'minutes', { aggregation: 'durationMinutes' }),
+    ];
+    const parts = new PartsAccumulator();
+    const expected = new Map<string, number[]>();
+    for (let i = 0; i < 6000; i++) {
+      const workerId = `wkr_${i % 700}`;
+      const day = `2026-11-0${1 + (i % 5)}`;
+      const pillar = i % 3 === 0 ? 'QUALITY' : null;
+      const metadata = { points: i % 7, first: i % 2 === 0 };
+      parts.add(definitions, event(workerId, `${day}T12:00:00.000Z`, { pillar, duration: i % 11, metadata }), 'UTC');
+      for (const d of definitions) {
+        const key = [d.id, day, workerId, pillar ?? d.pillar].join(' ');
+        const sums = expected.get(key) ?? [0, 0, 0, 0];
+        sums[0] = (sums[0] ?? 0) + 1;
+        if (d.aggregation === 'sumField') sums[1] = (sums[1] ?? 0) + metadata.points;
+        if (d.aggregation === 'durationMinutes') sums[1] = (sums[1] ?? 0) + (i % 11);
+        if (d.aggregation === 'ratio') [sums[2], sums[3]] = [(sums[2] ?? 0) + (metadata.first ? 1 : 0), (sums[3] ?? 0) + 1];
+        expected.set(key, sums);
+      }
+    }
+    const cells = unpackCells(parts.take());
+    assert.ok(cells.length > 4000, `${cells.length} cells`);
+    assert.deepEqual(
+      new Map(cells.map((c) => [[c.statisticId, c.day, c.workerId, c.pillar].join(' '), [c.count, c.sum, c.numerator, c.denominator]])),
+      expected,
     );
   });
 
@@ -112,7 +145,7 @@ describe('PartsAccumulator', () => {
           for (const d of definitions) if (matches(d, sent)) expected.set(d.id, (expected.get(d.id) ?? 0) + 1);
         });
         const counted = new Map<string, number>();
-        for (const cell of parts.take()) counted.set(cell.statisticId, (counted.get(cell.statisticId) ?? 0) + cell.count);
+        for (const cell of unpackCells(parts.take())) counted.set(cell.statisticId, (counted.get(cell.statisticId) ?? 0) + cell.count);
         assert.deepEqual(counted, expected);
       }),
       { numRuns: 300 },

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { normalizeTimestamp } from '../src/domain/judgement';
-import { utcTimestamp } from '../src/domain/utc-timestamp';
+import { instantOf, utcTimestamp } from '../src/domain/utc-timestamp';
 import { mutated, nearDateTimes, nearLeapSeconds } from './support/date-time-strings';
 
 const FIRST_INSTANT = Date.parse('0000-01-01T00:00:00.000Z');
@@ -81,6 +81,17 @@ describe('Timestamps in UTC', () => {
       assert.equal(viaDate(value), expected, `Date.parse on ${value}`);
       assert.equal(utcTimestamp(value), expected, value);
     }
+  });
+
+  it('reads the instant of every timestamp it writes as Date.parse does', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: FIRST_INSTANT, max: LAST_INSTANT }), (ms) => {
+        const written = utcTimestamp(new Date(ms).toISOString());
+        assert.ok(written !== undefined);
+        assert.equal(instantOf(written), ms, written);
+      }),
+      { numRuns: 20_000 },
+    );
   });
 
   it('gives the time received for an absent timestamp', () => {

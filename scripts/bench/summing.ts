@@ -2,7 +2,7 @@
 // for the batches it commits (and a recompute on SQLite for every chunk): 600 batches of make bench's events
 // under its manifest of 8 statistics, in the organization's zone, timed over repeated rounds. Then what a
 // drain costs for the cells its events make, by how many events it takes (a second of make bench's ingest
-// is about 30,000): on the HTTP thread summing, taking and packing them, on SQLite's writer adding them
+// is about 30,000): on the HTTP thread summing and taking them (packed), on SQLite's writer adding them
 // to a store that holds them already, as in a steady ingest.
 // Options (environment): BENCH_SUMMING_EVENTS (60000), BENCH_SUMMING_ROUNDS (10), BENCH_SUMMING_ZONE (Europe/Berlin),
 // BENCH_SUMMING_DRAINS (events a drain takes, 30000,60000,90000).
@@ -10,7 +10,7 @@ import path from 'node:path';
 import { sourceDocument } from '../../src/contract/document-source';
 import { ContractValidators } from '../../src/contract/validators';
 import { migrate, openDatabase } from '../../src/data/db';
-import { addParts, packCells, type Definition } from '../../src/data/rollups';
+import { addParts, type Definition } from '../../src/data/rollups';
 import { normalizeTimestamp } from '../../src/domain/judgement';
 import { PartsAccumulator, type RollupEvent } from '../../src/domain/rollup-rules';
 import { harness } from './harness';
@@ -69,7 +69,7 @@ function timeSumming(): void {
   let cells = 0;
   for (let round = 0; round < rounds; round++) {
     const started = performance.now();
-    cells = summed(sample).take().length;
+    cells = summed(sample).take().keys.length / 4;
     times.push(performance.now() - started);
   }
   const median = warmMedian(times);
@@ -95,7 +95,7 @@ async function timeDrains(count: number): Promise<void> {
     let cells = 0;
     for (let round = 0; round < rounds; round++) {
       const started = performance.now();
-      const packed = packCells(summed(drained).take());
+      const packed = summed(drained).take();
       const packedAt = performance.now();
       await db.transaction((trx) => addParts(trx, 'org_bench', 1, packed));
       sending.push(packedAt - started);

@@ -594,6 +594,25 @@ export function packCells(cells: PartsRow[]): PackedCells {
   return { names, keys, parts };
 }
 
+/** The cells of `packed`, in their order: packCells undone. */
+export function unpackCells({ names, keys, parts }: PackedCells): PartsRow[] {
+  const cells: PartsRow[] = [];
+  const name = (k: number) => names[keys[k] ?? 0] ?? '';
+  for (let k = 0; k < keys.length; k += 4) {
+    cells.push({
+      statisticId: name(k),
+      workerId: name(k + 1),
+      day: name(k + 2),
+      pillar: name(k + 3),
+      count: parts[k] ?? 0,
+      sum: parts[k + 1] ?? 0,
+      numerator: parts[k + 2] ?? 0,
+      denominator: parts[k + 3] ?? 0,
+    });
+  }
+  return cells;
+}
+
 /**
  * Rows of a table of parts, packed as cells are: per row the names of its
  * `key` columns (indexes into names, in that order), then its four parts.

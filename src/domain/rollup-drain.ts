@@ -10,7 +10,6 @@ import {
   eventsOfBatches,
   manifestsOfOrg,
   markOutboxApplied,
-  packCells,
   readState,
   stateFor,
   waitingOutbox,
@@ -140,7 +139,7 @@ export const drainRollupOutbox: WriteJob<{ claim: number; only?: OutboxChoice },
       if (inDatabase === 'unreadable') unreadable.push(orgId);
       if (inDatabase !== 'added') {
         const parts = await sumBatches(trx, ids, definitions, timeZone);
-        await addParts(trx, orgId, generation, packCells(parts.take()));
+        await addParts(trx, orgId, generation, parts.take());
       }
     }
     await settleOutbox(trx, state, ids);
@@ -265,7 +264,7 @@ export class CommittedSums {
     const summed: SummedBatches[] = [];
     const lastAt = new Map<string, number>();
     for (const [orgId, { rules: by, parts, batches, lastAt: at }] of this.summing) {
-      if (batches.length > 0) summed.push({ orgId, generation: by.generation, target: by.target, batches, cells: packCells(parts.take()) });
+      if (batches.length > 0) summed.push({ orgId, generation: by.generation, target: by.target, batches, cells: parts.take() });
       lastAt.set(orgId, at);
     }
     const unsummed = this.unsummed;
@@ -313,7 +312,7 @@ export async function sumWaitingBatches(db: Executor, claim: number, only?: Outb
       generation: rules.generation,
       target: rules.target,
       batches: batches.map(({ id, createdAt }) => ({ id, createdAt })),
-      cells: packCells(parts.take()),
+      cells: parts.take(),
     });
   }
   return summed;

@@ -1,6 +1,6 @@
 import type { Db } from '../data/db';
 import { organizationIds, timeZoneOf } from '../data/organizations';
-import { allEvents, generationRows, manifestsOfOrg, outboxIds, readState } from '../data/rollups';
+import { allEvents, generationRows, manifestsOfOrg, outboxIds, readState, unpackCells } from '../data/rollups';
 import { addStoredEvents, definitionsByApp } from './rollup-drain';
 import { PartsAccumulator } from './rollup-rules';
 
@@ -45,7 +45,7 @@ export async function verifyRollups(db: Db, orgId?: string, fromDay?: string): P
           r,
         ]),
       );
-      for (const cell of expected.take().filter((c) => compared(c.day))) {
+      for (const cell of unpackCells(expected.take()).filter((c) => compared(c.day))) {
         const key = `${cell.statisticId} ${cell.day} ${cell.workerId} ${cell.pillar}`;
         const row = stored.get(key);
         stored.delete(key);

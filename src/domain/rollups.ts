@@ -10,7 +10,6 @@ import {
   firstEventAfter,
   listDay,
   manifestsOfOrg,
-  packCells,
   readChunk,
   readState,
   recomputesOpen,
@@ -382,7 +381,7 @@ export class RollupWorker {
           const read = await readChunk(trx, chunk);
           const parts = new PartsAccumulator();
           addStoredEvents(parts, read.events, definitions, timeZone);
-          await addParts(trx, orgId, target, packCells(parts.take()));
+          await addParts(trx, orgId, target, parts.take());
           metrics.rollupRecomputed.inc(read.events.length);
           last = read.last;
         }

@@ -27,6 +27,14 @@ export function utcTimestamp(value: string): string | undefined {
 }
 
 /**
+ * The instant (ms) of a timestamp utcTimestamp wrote, as events are stored: read by hand, as utcTimestamp reads
+ * it, for the rollups read the instant of every event they sum (Date.parse cost 200-570 ns a call, measured).
+ */
+export function instantOf(utc: string): number {
+  return commonShapeMs(utc) ?? Date.parse(utc);
+}
+
+/**
  * The instant (ms) of `YYYY-MM-DDTHH:MM:SS[.f](Z|±hh:mm)` with a real date, hours to 23, minutes and seconds
  * to 59, one to nine digits of a second and an offset within ±23:59; undefined for any other shape, which
  * Date.parse reads instead. Digits of a second past the third are dropped, as Date.parse drops them.
