@@ -412,13 +412,16 @@ describe('POST /api/v1/ingest/events', () => {
       // below), and no metadata as that array's null.
       const escaped = { 'quote"d': 'a\\b "c"\n\t/ é 😀', nested: { list: [1.5, -0, 1e21, 5e-7, true, null, {}, []] }, ' spaced ': '' };
       const unicodeEscaped = { nul: '\u0000', bell: '\u0007', lone: '\ud800', backslashU: '\\u0041' };
-      const events = [escaped, undefined, unicodeEscaped].map((metadata) => event({ actor: { workerId: id }, metadata }));
+      // As deep as a body may nest (64 levels, the body's own three among them): PostgreSQL parses it as json.
+      let deepest: Record<string, unknown> = { depth: 61 };
+      for (let level = 60; level > 0; level--) deepest = { level, inner: deepest };
+      const events = [escaped, undefined, unicodeEscaped, deepest].map((metadata) => event({ actor: { workerId: id }, metadata }));
       const res = await client(app).post(EVENTS, { key: tenant.key, body: { events } });
       assert.equal(res.status, 202);
       const byId = new Map((await rowsOf(db, tenant.orgId)).map((r) => [r.id, r.metadata]));
       assert.deepEqual(
         res.body.results.accepted.map((a: { id: string }) => byId.get(a.id)),
-        [JSON.stringify(escaped), null, JSON.stringify(unicodeEscaped)],
+        [JSON.stringify(escaped), null, JSON.stringify(unicodeEscaped), JSON.stringify(deepest)],
       );
     });
   });
