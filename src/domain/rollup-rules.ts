@@ -1,4 +1,4 @@
-import { compareNames, type Definition, type PackedCells } from '../data/rollups';
+import { compareNames, NameList, type Definition, type PackedCells } from '../data/rollups';
 import type { RollupParts } from '../data/schema';
 import { localDate } from './local-day';
 import { instantOf } from './utc-timestamp';
@@ -170,8 +170,7 @@ const INITIAL_CELLS = 1024;
  * each); the summing's CPU the same.
  */
 export class PartsAccumulator {
-  private readonly names: string[] = [];
-  private readonly indexOfName = new Map<string, number>();
+  private readonly names = new NameList();
   // By day, then worker, then a short list of cell numbers. Dates are shared strings (localDate), hashed once; a key
   // joining day and worker was a new string to hash, looked up in a map of every cell, for every event: that was most
   // of what summing cost (measured). A list holds a cell per statistic and pillar the worker had events for that day:
@@ -207,11 +206,12 @@ export class PartsAccumulator {
    */
   take(): PackedCells {
     const runs = new Map<string, number[]>();
-    const byStatisticAndPillar = (a: number, b: number) => this.compareKey(a, b, 0) || this.compareKey(a, b, 3);
+    const byStatisticAndPillar = (a: number, b: number) =>
+      compareNames(this.nameAt(a, 0), this.nameAt(b, 0)) || compareNames(this.nameAt(a, 3), this.nameAt(b, 3));
     for (const [, ofDay] of [...this.cells].sort(byName)) {
       for (const [, ofDayAndWorker] of [...ofDay].sort(byName)) {
         for (const cell of ofDayAndWorker.sort(byStatisticAndPillar)) {
-          const statisticId = this.names[this.keys[cell * 4] ?? 0] ?? '';
+          const statisticId = this.nameAt(cell, 0);
           const run = runs.get(statisticId);
           if (run) run.push(cell);
           else runs.set(statisticId, [cell]);
@@ -230,20 +230,20 @@ export class PartsAccumulator {
         to += 4;
       }
     }
-    return { names: this.names, keys, parts };
+    return { names: this.names.list, keys, parts };
   }
 
   /** The cell of `cells` (a worker's on a day) for the statistic and pillar, added when it has none yet. */
   private cellOf(cells: number[], statisticId: string, workerId: string, day: string, pillar: string): number {
     for (const cell of cells) {
-      if (this.names[this.keys[cell * 4] ?? 0] === statisticId && this.names[this.keys[cell * 4 + 3] ?? 0] === pillar) return cell;
+      if (this.nameAt(cell, 0) === statisticId && this.nameAt(cell, 3) === pillar) return cell;
     }
     if (this.size * 4 === this.keys.length) this.grow();
     const cell = this.size++;
-    this.keys[cell * 4] = this.nameIndex(statisticId);
-    this.keys[cell * 4 + 1] = this.nameIndex(workerId);
-    this.keys[cell * 4 + 2] = this.nameIndex(day);
-    this.keys[cell * 4 + 3] = this.nameIndex(pillar);
+    this.keys[cell * 4] = this.names.indexOf(statisticId);
+    this.keys[cell * 4 + 1] = this.names.indexOf(workerId);
+    this.keys[cell * 4 + 2] = this.names.indexOf(day);
+    this.keys[cell * 4 + 3] = this.names.indexOf(pillar);
     cells.push(cell);
     return cell;
   }
@@ -257,18 +257,9 @@ export class PartsAccumulator {
     this.parts = parts;
   }
 
-  private nameIndex(name: string): number {
-    let index = this.indexOfName.get(name);
-    if (index === undefined) {
-      index = this.names.push(name) - 1;
-      this.indexOfName.set(name, index);
-    }
-    return index;
-  }
-
-  /** Two cells' names at key position `k`, in code-unit order. */
-  private compareKey(a: number, b: number, k: number): number {
-    return compareNames(this.names[this.keys[a * 4 + k] ?? 0] ?? '', this.names[this.keys[b * 4 + k] ?? 0] ?? '');
+  /** The name of a cell's key `k` (0 statistic, 1 worker, 2 day, 3 pillar). */
+  private nameAt(cell: number, k: number): string {
+    return this.names.list[this.keys[cell * 4 + k] ?? 0] ?? '';
   }
 }
 
