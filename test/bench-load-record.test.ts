@@ -24,6 +24,19 @@ describe('bench load record', () => {
     assert.deepEqual([result.errors, result.timeouts], [2, 1]);
   });
 
+  it("keeps the measured answers over 100 ms with when they arrived, not the warm-up's", () => {
+    const record = new LoadRecord();
+    record.response(202, 1_900, 500);
+    record.startMeasuring(1_000);
+    record.response(202, 100, 2_000);
+    record.response(202, 101, 2_100);
+    record.response(503, 340, 2_200);
+    assert.deepEqual(record.result(21_000, { errors: 0, timeouts: 0 }).slow, [
+      { endMs: 2_100, latencyMs: 101 },
+      { endMs: 2_200, latencyMs: 340 },
+    ]);
+  });
+
   it('measures from the start when there is no warm-up', () => {
     const record = new LoadRecord();
     record.startMeasuring(0);

@@ -3,7 +3,11 @@
 // autocannon builds its connections one after another before any answer is read (copying every request body
 // into each, ~1.3 s for 50 connections of the bench's bodies), and times each connection's first request from
 // its own construction, so the first answers of a run carry the load generator's start-up, not the server's.
+import type { SlowAnswer } from './checkpoints';
 import { percentile } from './stats';
+
+/** The p99 target's bound: the measured answers slower than this are kept with when they arrived. */
+export const SLOW_MS = 100;
 
 export interface LoadResult {
   seconds: number;
@@ -15,11 +19,14 @@ export interface LoadResult {
   errors: number;
   timeouts: number;
   latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
+  /** The measured answers over SLOW_MS; absent in results saved before they were kept. */
+  slow?: SlowAnswer[];
 }
 
 export class LoadRecord {
   private measuringSince: number | undefined;
   private readonly latencies: number[] = [];
+  private readonly slow: SlowAnswer[] = [];
   private readonly statusCounts: Record<string, number> = {};
   private readonly warmupStatusCounts: Record<string, number> = {};
 
@@ -28,13 +35,15 @@ export class LoadRecord {
     this.measuringSince = at;
   }
 
-  response(statusCode: number, latencyMs: number): void {
+  /** An answer that took latencyMs arrived at endMs (epoch ms, comparable with the other processes' clocks). */
+  response(statusCode: number, latencyMs: number, endMs = Date.now()): void {
     if (this.measuringSince === undefined) {
       count(this.warmupStatusCounts, statusCode);
       return;
     }
     count(this.statusCounts, statusCode);
     this.latencies.push(latencyMs);
+    if (latencyMs > SLOW_MS) this.slow.push({ endMs, latencyMs });
   }
 
   /** The measured run's figures, once the run has ended at `until` (a performance.now() reading). */
@@ -57,6 +66,7 @@ export class LoadRecord {
         max: ms(sorted.at(-1) ?? 0),
         mean: sorted.length === 0 ? 0 : ms(sum / sorted.length),
       },
+      slow: [...this.slow],
     };
   }
 }

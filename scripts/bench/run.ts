@@ -22,6 +22,9 @@
 //            (a recompute over all of them, timed, with the load running meanwhile), and
 //            /statistics/daily for 30 days x 8 statistics, per organization and per worker (all workers)
 //
+// Each run counts its measured answers over 100 ms (the p99 target's bound) and, on PostgreSQL, how many of them
+// were in flight while a checkpoint synced its files (checkpoints.ts).
+//
 // Options (environment): BENCH_DURATION (s, 20), BENCH_WARMUP (s, 10: long enough for the 1,000 workers to exist before measuring), BENCH_CONNECTIONS (10),
 // BENCH_HEAVY_CONNECTIONS (50; 0 skips the heavy run),
 // BENCH_BATCH (events per request, 100), BENCH_WORKERS (1000), BENCH_BODIES (distinct bodies, 200),
@@ -44,6 +47,7 @@ import { Client } from 'pg';
 import { migrate, openDatabase } from '../../src/data/db';
 import { newId } from '../../src/data/ids';
 import { projectRoot } from '../../src/paths';
+import { CheckpointWatch, slowAndCheckpoints, type CheckpointFigures } from './checkpoints';
 import type { LoadOptions } from './load';
 import type { LoadResult } from './load-record';
 import { cpuBetween, machineBusyOver, memoryOf, readCpu, type CpuReading } from './proc';
@@ -176,6 +180,7 @@ interface Measured {
   window: { fromUs: number; toUs: number };
   cpu: CpuFigures;
   rssMaxSampledMb: number;
+  checkpoints?: CheckpointFigures;
 }
 
 /** Runs the load generator in its own process against the server; samples the server's RSS and CPU meanwhile. */
@@ -197,7 +202,8 @@ async function drive(server: Running, authorization: string | undefined, withPos
   let rssMax = 0;
   let sampler: NodeJS.Timeout | undefined;
   let pgPids: number[] = [];
-  const result = await new Promise<{ load: LoadResult; end: CpuReading; toUs: number }>((resolve, reject) => {
+  const checkpointWatch = withPostgres ? new CheckpointWatch(settings.postgresUrl) : undefined;
+  const result = await new Promise<{ load: LoadResult; end: CpuReading; toUs: number; checkpoints?: CheckpointFigures }>((resolve, reject) => {
     // The generator exits as soon as it has sent its result, while PostgreSQL's backends are still being listed.
     let answered = false;
     child.on('message', async (message: { type: string; at?: string; result?: LoadResult }) => {
@@ -205,6 +211,7 @@ async function drive(server: Running, authorization: string | undefined, withPos
         if (message.type === 'measuring') {
           fromUs = Number(message.at);
           pgPids = withPostgres ? await postgresPids() : [];
+          await checkpointWatch?.start();
           startCpu = readCpu([serverPid, loadPid], pgPids);
           sampler = setInterval(() => {
             rssMax = Math.max(rssMax, memoryOf(serverPid)?.rssMb ?? 0);
@@ -216,7 +223,8 @@ async function drive(server: Running, authorization: string | undefined, withPos
           const processes = readCpu([serverPid, loadPid]);
           const toUs = Number(process.hrtime.bigint() / 1000n);
           const backends = withPostgres ? [...new Set([...pgPids, ...(await postgresPids())])] : [];
-          resolve({ load: message.result, end: { ...processes, postgres: readCpu([], backends).postgres }, toUs });
+          const end = { ...processes, postgres: readCpu([], backends).postgres };
+          resolve({ load: message.result, end, toUs, checkpoints: await checkpointWatch?.stop() });
         }
       } catch (err) {
         reject(err);
@@ -252,6 +260,7 @@ async function drive(server: Running, authorization: string | undefined, withPos
       machineBusyPct: cpu.machineBusy,
     },
     rssMaxSampledMb: Math.round(rssMax),
+    checkpoints: result.checkpoints,
   };
 }
 
@@ -286,6 +295,7 @@ function httpFigures(m: Measured, quietBefore: Quiet): HttpFigures {
     seconds: m.load.seconds,
     cpu: m.cpu,
     quietBefore,
+    ...slowAndCheckpoints(m.load.slow ?? [], m.checkpoints),
   };
 }
 
