@@ -6,7 +6,7 @@
 import type { SlowAnswer } from './checkpoints';
 import { percentile } from './stats';
 
-/** The p99 target's bound: the measured answers slower than this are kept with when they arrived. */
+/** The p99 target's bound (ms): the measured answers slower than this are kept with when they arrived. */
 export const SLOW_MS = 100;
 
 export interface LoadResult {
@@ -19,8 +19,8 @@ export interface LoadResult {
   errors: number;
   timeouts: number;
   latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
-  /** The measured answers over SLOW_MS; absent in results saved before they were kept. */
-  slow?: SlowAnswer[];
+  /** The measured answers over SLOW_MS, with when they arrived. */
+  slow: SlowAnswer[];
 }
 
 export class LoadRecord {

@@ -2,7 +2,7 @@
 // the comparison with a previous run. Standalone, re-renders a results file:
 //   node dist/scripts/bench/report.js bench/results/FILE.json [PREVIOUS.json]
 import { readFileSync } from 'node:fs';
-import type { LoadResult } from './load-record';
+import { SLOW_MS, type LoadResult } from './load-record';
 import { formatProfile, type ProfileSummary } from './profile';
 import type { RawResult } from './raw';
 
@@ -53,7 +53,7 @@ export interface HttpFigures {
   seconds: number;
   cpu: CpuFigures;
   quietBefore: Quiet;
-  /** The measured answers over 100 ms, and (PostgreSQL) those in flight while a checkpoint synced; absent in results saved before they were counted. */
+  /** The measured answers over SLOW_MS, and (PostgreSQL) those in flight while a checkpoint synced; absent in results saved before they were counted. */
   slowAnswers?: { all: number; duringCheckpointSyncs?: number };
   /** PostgreSQL's checkpoints that ended in the measured window, and their syncs' time in all. */
   checkpoints?: { ended: number; syncSeconds: number };
@@ -142,7 +142,7 @@ export function measuredDatabases(results: Results): [Kind, DatabaseFigures][] {
   return Object.entries(results.databases).filter((e): e is [Kind, DatabaseFigures] => 'service' in (e[1] as object));
 }
 
-/** How many measured answers were over 100 ms and, on PostgreSQL, how many of them were in flight while a checkpoint synced. */
+/** How many measured answers were over SLOW_MS and, on PostgreSQL, how many of them were in flight while a checkpoint synced. */
 function slowCells({ slowAnswers, checkpoints }: HttpFigures): string {
   if (!slowAnswers) return '–';
   if (slowAnswers.duringCheckpointSyncs === undefined || !checkpoints) return fmt(slowAnswers.all);
@@ -156,7 +156,7 @@ export function table(results: Results): string {
     ['service: events/s accepted (202)', (d) => fmt(d.service.eventsPerSecond)],
     ['service: requests/s (202)', (d) => fmt(d.service.requestsPerSecond)],
     ['service: latency p50 / p99 / max (ms)', (d) => `${d.service.latencyMs.p50} / ${d.service.latencyMs.p99} / ${d.service.latencyMs.max}`],
-    ['service: answers over 100 ms (PostgreSQL: of them while a checkpoint synced)', (d) => slowCells(d.service)],
+    [`service: answers over ${SLOW_MS} ms (PostgreSQL: of them while a checkpoint synced)`, (d) => slowCells(d.service)],
     ['service: non-202 responses, errors', (d) => `${nonOk(d.service)}`],
     ['service: server peak RSS (MB)', (d) => fmt(d.service.rss.peakMb)],
     ['service: CPU % of one core: server / load gen / postgres / other', (d) => cpuCells(d.service.cpu)],
@@ -299,8 +299,8 @@ export function evaluateTargets(results: Results): Results['targets'] {
     const worst = runs.reduce((a, b) => (b.latencyMs.p99 > a.latencyMs.p99 ? b : a));
     const p99 = worst.latencyMs.p99;
     const max = Math.max(...runs.map((r) => r.latencyMs.max));
-    const slow = worst.slowAnswers ? `; answers over 100 ms ${slowCells(worst)}` : '';
-    targets.push({ target: `${kind}: p99 ≤ 100 ms at ${results.settings.connections} connections`, met: p99 <= 100, detail: `${p99} ms${slow}` });
+    const slow = worst.slowAnswers ? `; answers over ${SLOW_MS} ms ${slowCells(worst)}` : '';
+    targets.push({ target: `${kind}: p99 ≤ ${SLOW_MS} ms at ${results.settings.connections} connections`, met: p99 <= SLOW_MS, detail: `${p99} ms${slow}` });
     targets.push({ target: `${kind}: no request over 1 s`, met: max <= 1000 && runs.every((r) => r.timeouts === 0), detail: `max ${max} ms` });
     if (d.heavy) {
       const f = d.heavy;

@@ -295,7 +295,7 @@ function httpFigures(m: Measured, quietBefore: Quiet): HttpFigures {
     seconds: m.load.seconds,
     cpu: m.cpu,
     quietBefore,
-    ...slowAndCheckpoints(m.load.slow ?? [], m.checkpoints),
+    ...slowAndCheckpoints(m.load.slow, m.checkpoints),
   };
 }
 
