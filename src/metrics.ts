@@ -19,7 +19,7 @@ export const metrics = {
   rollupDelay: new Histogram({
     name: 'ingest_rollup_delay_seconds',
     help: 'From the commit of a batch of events (its outbox row) to the commit of its parts in the daily rollups.',
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30, 60, 300],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 4, 5, 10, 30, 60, 300],
     registers,
   }),
   rollupRecomputed: new Counter({

@@ -88,7 +88,7 @@ export interface RollupWorkerOptions {
   claim?: number;
   /** Organizations a look for closed days to list takes (in turn, in id order); by default 20. */
   listOrganizations?: number;
-  /** After a drain that added the last waiting batches, how long from its start until the next: batches committed meanwhile go together; by default 2,000. */
+  /** After a drain that added the last waiting batches, how long from its start until the next: batches committed meanwhile go together; by default 3,000. */
   coalesceMs?: number;
   /**
    * Batches nobody summed as they committed (another process's, or of before a restart) are read back once they
@@ -139,14 +139,16 @@ export class RollupWorker {
     // thread sums them between requests: with 200 the drains fell behind make bench's ingest; with 600 the delay
     // stayed within 2 s.
     this.claim = options.claim ?? (db.dialect === 'postgres' ? 400 : 600);
-    // A few claims' worth: past that (the drains fell behind), batches are read back.
-    this.sums = new CommittedSums(4 * this.claim);
+    // A few claims' worth: past that (the drains fell behind), batches are read back. Six claims hold a pause's
+    // batches (coalesceMs, below) at up to 800 batches a second on PostgreSQL, 1,200 on SQLite.
+    this.sums = new CommittedSums(6 * this.claim);
     this.listOrganizations = options.listOrganizations ?? 20;
     // A drain adds each (worker, day) cell its batches touched once, however many events fell on it: make bench's
-    // events made 1.22 cells each in a drain of a second's ingest, 0.81 in one of two seconds' (make bench-summing,
-    // six runs of eight: SQLite's writer 2.5-3.5 against 3.9-5.9 ms per 1,000 events), with the delay to the
-    // rollups still well within the 5 s promised.
-    this.coalesceMs = options.coalesceMs ?? 2_000;
+    // events made 1.22 cells each in a drain of a second's ingest, 0.81 in one of two seconds' and 0.60 in one of
+    // three seconds' (make bench-summing). Three seconds against two, in make bench's quick runs taken in turn:
+    // fewer drains to wait behind and less to upsert per event (docs/performance-history.md, 2026-11-29 04:11),
+    // with the delay to the rollups within 4 s, inside the 5 s promised.
+    this.coalesceMs = options.coalesceMs ?? 3_000;
     this.handOverMs = options.handOverMs ?? 5_000;
     // On SQLite a chunk holds the one thread that also serves ingest: a longer rest keeps ingest well above half its
     // speed (measured in make bench: 0.51-0.54x with 1, 0.73x with 1.5); on PostgreSQL the database sums the chunk,
