@@ -4,6 +4,7 @@
 // then { type: 'result', result }.
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import { sendToParent } from './ipc';
 import { LoadRecord } from './load-record';
 
 export interface LoadOptions {
@@ -33,16 +34,11 @@ async function main(): Promise<void> {
   // Set once autocannon has built its connections, as its own clock for the run's duration is.
   setTimeout(() => {
     record.startMeasuring(performance.now());
-    send({ type: 'measuring', at: (process.hrtime.bigint() / 1000n).toString() });
+    void sendToParent({ type: 'measuring', at: (process.hrtime.bigint() / 1000n).toString() });
   }, options.warmupSeconds * 1000);
   const whole = await run;
   const result = record.result(performance.now(), whole);
-  send({ type: 'result', result });
-}
-
-function send(message: unknown): void {
-  if (process.send) process.send(message);
-  else process.stdout.write(JSON.stringify(message) + '\n');
+  await sendToParent({ type: 'result', result });
 }
 
 main().then(
