@@ -146,7 +146,7 @@ export class RollupWorker {
     // A drain adds each (worker, day) cell its batches touched once, however many events fell on it: make bench's
     // events made 1.22 cells each in a drain of a second's ingest, 0.81 in one of two seconds' and 0.60 in one of
     // three seconds' (make bench-summing). Three seconds against two, in make bench's quick runs taken in turn:
-    // fewer drains to wait behind and less to upsert per event (docs/performance-history.md, 2026-11-29 04:11),
+    // fewer drains to wait behind and less to upsert per event (docs/performance-history.md, 2026-11-29 03:43),
     // with the delay to the rollups within 4 s, inside the 5 s promised.
     this.coalesceMs = options.coalesceMs ?? 3_000;
     this.handOverMs = options.handOverMs ?? 5_000;
