@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import type { Transaction } from 'kysely';
 import { createApp } from '../src/app';
+import type { Database } from '../src/data/schema';
 import { ActorResolver } from '../src/domain/actors';
 import { addWorker } from '../src/domain/administration';
 import { client } from './support/client';
@@ -29,6 +31,30 @@ async function actorScopeOf(db: Setup['db'], tenant: Setup['tenant']) {
     .where('app_id', '=', tenant.appId)
     .executeTakeFirstOrThrow();
   return { orgId: tenant.orgId, appId: tenant.appId, connectionId };
+}
+
+/** `trx` counting its insert statements by table and its delete statements from workers, as they are run. */
+function countingInserts(trx: Transaction<Database>) {
+  const inserts: Record<string, number> = {};
+  let deletes = 0;
+  const counted = trx.withPlugin({
+    transformQuery: ({ node }) => {
+      if (node.kind === 'InsertQueryNode' && node.into) {
+        const table = node.into.table.identifier.name;
+        inserts[table] = (inserts[table] ?? 0) + 1;
+      }
+      if (node.kind === 'DeleteQueryNode') deletes++;
+      return node;
+    },
+    transformResult: async ({ result }) => result,
+  });
+  return {
+    counted,
+    inserts,
+    get deletes() {
+      return deletes;
+    },
+  };
 }
 
 describe('Actor resolution', () => {
@@ -199,31 +225,54 @@ describe('Actor resolution', () => {
     assert.equal((await workersOf(db, tenant.orgId)).length, actors.length);
   });
 
-  it("after losing the race for one new person, looks the batch's others up again instead of creating each only to delete it", async () => {
+  it('creates a batch of new people in one statement for their workers and one for their links', async () => {
     const { db, tenant } = await setup();
     const scope = await actorScopeOf(db, tenant);
-    const actors = Array.from({ length: 10 }, (_, i) => ({ externalId: `crowd-${i}` }));
-    let workerInserts = 0;
+    const actors = Array.from({ length: 30 }, (_, i) => ({ externalId: `new-${i}`, email: `new-${i}@x.example` }));
+    const resolved = await db.kysely.transaction().execute(async (trx) => {
+      const { counted, inserts } = countingInserts(trx);
+      const resolver = new ActorResolver(counted, scope);
+      await resolver.prefetch(actors);
+      // Named twice: one worker.
+      const all = await resolver.resolveAll([...actors, actors[0]], (a) => a);
+      return { all, inserts };
+    });
+    assert.deepEqual(resolved.inserts, { workers: 1, worker_external_ids: 1 });
+    assert.equal(new Set(resolved.all.map(({ worker }) => worker.id)).size, actors.length);
+    assert.equal(resolved.all[0]?.worker.id, resolved.all[actors.length]?.worker.id);
+    assert.equal((await workersOf(db, tenant.orgId)).length, actors.length);
+  });
+
+  it("after losing the race for new people, takes the other request's workers and deletes its own, one statement each", async () => {
+    const { db, tenant } = await setup();
+    const scope = await actorScopeOf(db, tenant);
+    // Five people by externalId alone (their workers cannot clash by email: the links do), five also by email
+    // (the workers clash), and five only this request names.
+    const actors = [
+      ...Array.from({ length: 5 }, (_, i) => ({ externalId: `crowd-${i}` })),
+      ...Array.from({ length: 5 }, (_, i) => ({ externalId: `mailed-${i}`, email: `mailed-${i}@x.example` })),
+      ...Array.from({ length: 5 }, (_, i) => ({ externalId: `mine-${i}`, email: `mine-${i}@x.example` })),
+    ];
     const resolvedBy = await db.kysely.transaction().execute(async (trx) => {
-      const counted = trx.withPlugin({
-        transformQuery: ({ node }) => {
-          if (node.kind === 'InsertQueryNode' && node.into?.table.identifier.name === 'workers') workerInserts++;
-          return node;
-        },
-        transformResult: async ({ result }) => result,
-      });
-      const late = new ActorResolver(counted, scope);
+      const counter = countingInserts(trx);
+      const late = new ActorResolver(counter.counted, scope);
       await late.prefetch(actors);
       // Another request creates the same people after this one looked them up (seen here as PostgreSQL shows
       // a committed transaction's rows to the next statement of ours; SQLite cannot run the two side by side).
-      const first = await new ActorResolver(trx, scope).resolveAll(actors, (a) => a);
+      const first = await new ActorResolver(trx, scope).resolveAll(actors.slice(0, 10), (a) => a);
       const theirs = new Map(first.map(({ item, worker }) => [item.externalId, worker.id]));
       const ours = await late.resolveAll(actors, (a) => a);
-      return { theirs, ours: new Map(ours.map(({ item, worker }) => [item.externalId, worker.id])) };
+      const byExternalId = new Map(ours.map(({ item, worker }) => [item.externalId, worker.id]));
+      return { theirs, ours: byExternalId, inserts: counter.inserts, deletes: counter.deletes };
     });
-    assert.deepEqual(resolvedBy.ours, resolvedBy.theirs, 'every person resolves to the worker the other request created');
-    assert.equal(workerInserts, 1, 'one worker made and deleted (the race it lost), none for the others');
-    assert.equal((await workersOf(db, tenant.orgId)).length, actors.length);
+    for (const [externalId, worker] of resolvedBy.theirs) {
+      assert.equal(resolvedBy.ours.get(externalId), worker, `${externalId} resolves to the worker the other request created`);
+    }
+    assert.deepEqual(resolvedBy.inserts, { workers: 1, worker_external_ids: 1 });
+    assert.equal(resolvedBy.deletes, 1, 'the five workers made for the people linked first, deleted in one statement');
+    const workers = await workersOf(db, tenant.orgId);
+    assert.equal(workers.length, actors.length);
+    assert.deepEqual(new Set(workers.map((w) => w.id)), new Set(resolvedBy.ours.values()));
   });
 
   it('creates one worker for concurrent first sightings by externalId only', async () => {

@@ -6,31 +6,48 @@ export interface WorkerRef {
   displayName: string;
 }
 
+/** A worker to insert: a directory entry (no connection) or one created for an actor through the app's connection. */
+export interface NewWorker {
+  id: string;
+  orgId: string;
+  displayName: string;
+  email?: string;
+  connectionId: string | null;
+}
+
 /**
- * Inserts a worker: a directory entry (no connection) or one created for an
- * actor through the app's connection. Undefined when the organization already
- * has a worker with this email (emails are unique per organization).
+ * Inserts the workers in one statement, in the order given, and returns the ids of those inserted: one whose
+ * email the organization's worker has already (emails are unique per organization) is not. On PostgreSQL a
+ * row whose email a concurrent transaction is inserting waits for it to end.
  */
-export async function insertWorker(
-  db: Executor,
-  worker: { orgId: string; displayName: string; email?: string; connectionId: string | null },
-): Promise<WorkerRef | undefined> {
+export async function insertWorkers(db: Executor, workers: NewWorker[]): Promise<Set<string>> {
+  if (workers.length === 0) return new Set();
+  const createdAt = nowIso();
   const inserted = await db
     .insertInto('workers')
-    .values({
-      id: newId('wkr'),
-      org_id: worker.orgId,
-      display_name: worker.displayName,
-      display_name_lower: worker.displayName.toLowerCase(),
-      email: worker.email ?? null,
-      email_lower: worker.email?.toLowerCase() ?? null,
-      connection_id: worker.connectionId,
-      created_at: nowIso(),
-    })
+    .values(
+      workers.map((worker) => ({
+        id: worker.id,
+        org_id: worker.orgId,
+        display_name: worker.displayName,
+        display_name_lower: worker.displayName.toLowerCase(),
+        email: worker.email ?? null,
+        email_lower: worker.email?.toLowerCase() ?? null,
+        connection_id: worker.connectionId,
+        created_at: createdAt,
+      })),
+    )
     .onConflict((oc) => oc.columns(['org_id', 'email_lower']).doNothing())
-    .returning(['id', 'display_name'])
-    .executeTakeFirst();
-  return inserted && { id: inserted.id, displayName: inserted.display_name };
+    .returning('id')
+    .execute();
+  return new Set(inserted.map((row) => row.id));
+}
+
+/** Inserts a worker (see insertWorkers). Undefined when the organization already has a worker with this email. */
+export async function insertWorker(db: Executor, worker: Omit<NewWorker, 'id'>): Promise<WorkerRef | undefined> {
+  const id = newId('wkr');
+  const inserted = await insertWorkers(db, [{ id, ...worker }]);
+  return inserted.has(id) ? { id, displayName: worker.displayName } : undefined;
 }
 
 /** How many workers the organization has. */
@@ -77,34 +94,31 @@ export async function workersByEmail(db: Executor, orgId: string, emails: string
 }
 
 /**
- * Creates a worker linked to the app's connection. When a concurrent transaction
- * created one with the same email first, returns that one instead (created: false).
+ * Links each externalId (per app) to its worker, in one statement, in the order given, and returns the
+ * externalIds linked here: the others were linked already, by a concurrent transaction (which this one
+ * waited for on PostgreSQL) or before.
  */
-export async function createWorker(
-  db: Executor,
-  worker: { orgId: string; connectionId: string; displayName: string; email?: string },
-): Promise<{ worker: WorkerRef; created: boolean }> {
-  const inserted = await insertWorker(db, worker);
-  if (inserted) return { worker: inserted, created: true };
-  const existing = await workersByEmail(db, worker.orgId, [worker.email as string]);
-  return { worker: existing.get((worker.email as string).toLowerCase()) as WorkerRef, created: false };
-}
-
-/**
- * Links `externalId` (per app) to the worker. If another transaction linked it first,
- * that link wins and its worker is returned.
- */
-export async function linkExternalId(db: Executor, appId: string, externalId: string, worker: WorkerRef): Promise<WorkerRef> {
+export async function linkExternalIds(db: Executor, appId: string, links: Array<{ externalId: string; workerId: string }>): Promise<Set<string>> {
+  if (links.length === 0) return new Set();
+  const createdAt = nowIso();
   const inserted = await db
     .insertInto('worker_external_ids')
-    .values({ app_id: appId, external_id: externalId, external_id_lower: externalId.toLowerCase(), worker_id: worker.id, created_at: nowIso() })
+    .values(
+      links.map(({ externalId, workerId }) => ({
+        app_id: appId,
+        external_id: externalId,
+        external_id_lower: externalId.toLowerCase(),
+        worker_id: workerId,
+        created_at: createdAt,
+      })),
+    )
     .onConflict((oc) => oc.columns(['app_id', 'external_id']).doNothing())
-    .returning('worker_id')
-    .executeTakeFirst();
-  if (inserted) return worker;
-  return (await workersByExternalId(db, appId, [externalId])).get(externalId) as WorkerRef;
+    .returning('external_id')
+    .execute();
+  return new Set(inserted.map((row) => row.external_id));
 }
 
-export async function deleteWorker(db: Executor, workerId: string): Promise<void> {
-  await db.deleteFrom('workers').where('id', '=', workerId).execute();
+export async function deleteWorkers(db: Executor, workerIds: string[]): Promise<void> {
+  if (workerIds.length === 0) return;
+  await db.deleteFrom('workers').where('id', 'in', workerIds).execute();
 }

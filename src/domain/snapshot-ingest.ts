@@ -53,7 +53,7 @@ export async function storeSnapshot(
   if (workerId && !resolver.knownWorkerId(workerId)) {
     throw new ApiError('worker_not_found', `/actor/workerId "${workerId}" is not a worker of this organization`);
   }
-  const worker = await resolver.resolve(snapshot.actor);
+  const [{ worker }] = await resolver.resolveAll([snapshot.actor], (actor) => actor);
   const eventId = newId('evt');
   await insertEvents(trx, ctx, [{ kind: 'snapshot', id: eventId, workerId: worker.id, ts, snapshot, metrics }]);
   await upsertCurrentSnapshot(trx, {
