@@ -275,6 +275,17 @@ describe('Actor resolution', () => {
     assert.deepEqual(new Set(workers.map((w) => w.id)), new Set(resolvedBy.ours.values()));
   });
 
+  it("stores a full batch of 500 events, each naming a new person, with their workers (within both databases' parameter limits)", async () => {
+    const { app, db, tenant } = await setup();
+    const events = Array.from({ length: 500 }, (_, i) =>
+      event({ actor: { externalId: `full-${i}`, email: `full-${i}@x.example`, displayName: `Full ${i}` } }),
+    );
+    const res = await client(app).post(EVENTS, { key: tenant.key, body: { events } });
+    assert.equal(res.status, 202);
+    assert.equal(res.body.results.accepted.length, 500);
+    assert.equal((await workersOf(db, tenant.orgId)).length, 500);
+  });
+
   it('creates one worker for concurrent first sightings by externalId only', async () => {
     const { app, db, tenant } = await setup();
     const api = client(app);
