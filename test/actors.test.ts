@@ -33,7 +33,7 @@ async function actorScopeOf(db: Setup['db'], tenant: Setup['tenant']) {
   return { orgId: tenant.orgId, appId: tenant.appId, connectionId };
 }
 
-/** `trx` counting its insert statements by table and its delete statements from workers, as they are run. */
+/** `trx` counting its insert statements by table and its delete statements, as they are run. */
 function countingInserts(trx: Transaction<Database>) {
   const inserts: Record<string, number> = {};
   let deletes = 0;

@@ -88,6 +88,20 @@ export class ActorResolver {
    * wherever it created or linked the same person first, and deletes those of its own no actor kept.
    */
   private async create(actors: Schema<'Actor'>[]): Promise<void> {
+    const { workers, links } = this.plan(actors);
+    const inserted = await insertWorkers(this.db, workers);
+    const actualOf = await this.takeWorkersCreatedFirst(workers.filter((w) => !inserted.has(w.id)));
+    await this.link(links.map(({ externalId, worker }) => ({ externalId, worker: actualOf(worker) })));
+
+    // Created here for a person a concurrent transaction had linked first, and now no actor's: removed.
+    const kept = new Set(actors.map((actor) => this.known(actor)?.id));
+    const unused = new Set([...inserted].filter((id) => !kept.has(id)));
+    await deleteWorkers(this.db, [...unused]);
+    for (const [email, worker] of this.byEmail) if (unused.has(worker.id)) this.byEmail.delete(email);
+  }
+
+  /** The workers to insert and the links to make for the actors not known, in one order, each person once; known from now on. */
+  private plan(actors: Schema<'Actor'>[]): { workers: NewWorker[]; links: Array<{ externalId: string; worker: WorkerRef }> } {
     const identity = (a: Schema<'Actor'>) => a.externalId ?? a.email?.toLowerCase() ?? '';
     // Code-unit order: a total order, the same in every instance.
     const ordered = [...actors].sort((a, b) => (identity(a) < identity(b) ? -1 : identity(a) > identity(b) ? 1 : 0));
@@ -110,46 +124,43 @@ export class ActorResolver {
         this.byExternalId.set(actor.externalId, worker);
       }
     }
+    return { workers, links };
+  }
 
-    // Not inserted: a concurrent transaction created a worker with the same email first (PostgreSQL waited for it).
-    const inserted = await insertWorkers(this.db, workers);
-    const taken = workers.filter((w) => !inserted.has(w.id));
-    const theirs = await workersByEmail(
-      this.db,
-      this.scope.orgId,
-      taken.map((w) => w.email ?? ''),
-    );
+  /**
+   * Workers not inserted: a concurrent transaction created one with the same email first (PostgreSQL waited
+   * for it). Theirs replace ours among those known; returns the worker that stands for each planned one.
+   */
+  private async takeWorkersCreatedFirst(notInserted: NewWorker[]): Promise<(worker: WorkerRef) => WorkerRef> {
+    const emails = notInserted.flatMap((w) => (w.email ? [w.email] : []));
+    const theirs = await workersByEmail(this.db, this.scope.orgId, emails);
     const replaced = new Map<string, WorkerRef>();
-    for (const { id, email } of taken) {
-      const existing = theirs.get(email?.toLowerCase() ?? '');
+    for (const { id, email } of notInserted) {
+      const existing = email ? theirs.get(email.toLowerCase()) : undefined;
       if (!existing) throw new Error(`worker ${id} was not inserted, and no worker has its email`);
       replaced.set(id, existing);
     }
     const actualOf = (worker: WorkerRef) => replaced.get(worker.id) ?? worker;
     for (const [email, worker] of this.byEmail) this.byEmail.set(email, actualOf(worker));
+    return actualOf;
+  }
 
-    // Not linked: a concurrent transaction linked the externalId first; its worker wins.
-    const toLink = links.map(({ externalId, worker }) => ({ externalId, worker: actualOf(worker) }));
+  /** Links the externalIds; where a concurrent transaction linked one first, its worker wins. */
+  private async link(links: Array<{ externalId: string; worker: WorkerRef }>): Promise<void> {
     const linked = await linkExternalIds(
       this.db,
       this.scope.appId,
-      toLink.map(({ externalId, worker }) => ({ externalId, workerId: worker.id })),
+      links.map(({ externalId, worker }) => ({ externalId, workerId: worker.id })),
     );
     const linkedFirst = await workersByExternalId(
       this.db,
       this.scope.appId,
-      toLink.flatMap(({ externalId }) => (linked.has(externalId) ? [] : [externalId])),
+      links.flatMap(({ externalId }) => (linked.has(externalId) ? [] : [externalId])),
     );
-    for (const { externalId, worker } of toLink) {
+    for (const { externalId, worker } of links) {
       const winner = linked.has(externalId) ? worker : linkedFirst.get(externalId);
       if (!winner) throw new Error(`externalId ${externalId} was not linked, and no link has it`);
       this.byExternalId.set(externalId, winner);
     }
-
-    // Created here for a person a concurrent transaction had linked first, and now no actor's: removed.
-    const kept = new Set(actors.map((actor) => this.known(actor)?.id));
-    const unused = new Set([...inserted].filter((id) => !kept.has(id)));
-    await deleteWorkers(this.db, [...unused]);
-    for (const [email, worker] of this.byEmail) if (unused.has(worker.id)) this.byEmail.delete(email);
   }
 }
