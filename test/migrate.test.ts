@@ -225,4 +225,44 @@ describe(`Migrations at start (${testDialect})`, () => {
       assert.deepEqual(await db.kysely.selectFrom('rollup_day_lists').select(['day', 'tag']).execute(), [{ day: '2026-11-01', tag: 't1' }]);
     });
   });
+
+  it("014 takes each day's list out of the table's key on SQLite (found through a small index, the list last); PostgreSQL keeps its lists", async () => {
+    await onFreshDatabase(async (db) => {
+      await migrate(db, '013_monthly_usage_slots');
+      const list = {
+        org_id: 'org_1',
+        generation: 1,
+        statistic_id: 'a.b',
+        day: '2026-11-01',
+        parts: 'count',
+        stamp: 3,
+        workers: 'w1 3',
+        tag: 't1',
+      };
+      await db.kysely.insertInto('rollup_day_lists').values(list).execute();
+      await migrate(db);
+      const lists = await db.kysely.selectFrom('rollup_day_lists').select(['day', 'tag', 'workers']).execute();
+      if (db.dialect === 'postgres') {
+        assert.deepEqual(lists, [{ day: list.day, tag: list.tag, workers: list.workers }]);
+        return;
+      }
+      // Dropped, as 010 dropped them: the rollups worker lists their days again.
+      assert.deepEqual(lists, []);
+      const table = await sql<{ sql: string }>`select sql from sqlite_master where name = 'rollup_day_lists'`.execute(db.kysely);
+      assert.doesNotMatch(table.rows[0]?.sql ?? '', /without rowid/i);
+      const columns = await sql<{ name: string }>`select name from pragma_table_info('rollup_day_lists') order by cid`.execute(db.kysely);
+      assert.deepEqual(
+        columns.rows.map((c) => c.name),
+        ['org_id', 'generation', 'statistic_id', 'day', 'parts', 'stamp', 'tag', 'workers'],
+      );
+      const plan = await sql<{ detail: string }>`explain query plan select tag from rollup_day_lists
+        where org_id = ${list.org_id} and generation = ${list.generation} and statistic_id = ${list.statistic_id} and day = ${list.day}`.execute(
+        db.kysely,
+      );
+      assert.match(plan.rows.map((r) => r.detail).join('\n'), /USING INDEX sqlite_autoindex_rollup_day_lists/);
+      await db.kysely.insertInto('rollup_day_lists').values(list).execute();
+      // The key still holds: a second list of the day is refused.
+      await assert.rejects(db.kysely.insertInto('rollup_day_lists').values(list).execute());
+    });
+  });
 });

@@ -17,6 +17,7 @@ import { dayListTags } from './migrations/010_day_list_tags';
 import { eventIdOrder } from './migrations/011_event_id_order';
 import { outboxWithoutEventIds } from './migrations/012_outbox_without_event_ids';
 import { monthlyUsageSlots } from './migrations/013_monthly_usage_slots';
+import { dayListsWithRowid } from './migrations/014_day_lists_with_rowid';
 import type { Database } from './schema';
 import { withPreparedStatements } from './postgres';
 import { openSqlite, sqliteKysely } from './sqlite';
@@ -66,6 +67,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '011_event_id_order': eventIdOrder(dialect),
     '012_outbox_without_event_ids': outboxWithoutEventIds,
     '013_monthly_usage_slots': monthlyUsageSlots,
+    '014_day_lists_with_rowid': dayListsWithRowid(dialect),
   };
 }
 

@@ -24,7 +24,7 @@ export function dayLists(dialect: Dialect): Migration {
         .addColumn('stamp', 'bigint', (c) => c.notNull())
         .addColumn('workers', 'text', (c) => c.notNull())
         .addPrimaryKeyConstraint('rollup_day_lists_pk', ['org_id', 'generation', 'statistic_id', 'day']);
-      // Kept in key order, as the parts tables are (migration 006).
+      // Kept in key order, as the parts tables are (migration 006); on SQLite, until migration 014.
       if (dialect === 'sqlite') table = table.modifyEnd(sql`without rowid`);
       await table.execute();
     },
