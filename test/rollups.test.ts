@@ -1153,7 +1153,7 @@ describe('Daily rollups: reading', () => {
     );
     // Told apart from the rows it was made of: the read answers what the list says.
     await w.db.kysely.updateTable('rollup_day_lists').set({ workers: 'w9 7 70' }).where('day', '=', '2026-11-01').execute();
-    const read = async (parts: ('count' | 'sum')[] = ['count', 'sum']) => {
+    const read = async (parts: ('count' | 'sum')[] = ['count', 'sum'], workerIds?: string[]) => {
       const days = ['2026-11-01', '2026-11-02'];
       const byWorker = await readWorkerDays(w.db.kysely, {
         orgId: w.tenant.orgId,
@@ -1161,13 +1161,21 @@ describe('Daily rollups: reading', () => {
         statisticId: a,
         days,
         parts,
+        workerIds,
       });
       return Object.fromEntries([...byWorker].map(([id, p]) => [id, [...p.count, ...(parts.includes('sum') ? p.sum : [])]]));
     };
     assert.deepEqual(await read(), { w9: [7, 0, 70, 0], w1: [0, 3, 0, 30] });
+    assert.deepEqual(
+      await read(['count', 'sum'], ['w9']),
+      { w9: [7, 0, 70, 0] },
+      'a page of workers takes the list too, for its own workers only',
+    );
+    assert.deepEqual(await read(['count', 'sum'], ['w1', 'w2']), { w1: [0, 3, 0, 30] });
     assert.deepEqual(await read(['count']), { w1: [1, 3], w2: [2, 0] }, 'a list of other parts is not taken');
     await add([row('w1', '2026-11-01', 1)]);
     assert.deepEqual(await read(), { w1: [2, 3, 20, 30], w2: [2, 0, 20, 0] }, 'a part added since: the rows answer');
+    assert.deepEqual(await read(['count', 'sum'], ['w2']), { w2: [2, 0, 20, 0] }, "of a page's workers only");
     await listAll();
     assert.deepEqual(
       (await lists()).map((l) => [l.day, Number(l.stamp), l.workers]),

@@ -885,7 +885,9 @@ export async function readDayParts(
  * pillars, by worker id; a worker without parts in the range is absent. Only the parts named
  * are read (the others stay 0): an answer's aggregation reads one to three of the four. With
  * `workerId`, that worker's only; with `workerIds`, those workers' only (a page of them).
- * A read of every worker takes the closed days' lists `cache` keeps, and keeps those it reads.
+ * A read of every worker, or of a page of them, takes the closed days' lists `cache` keeps,
+ * and keeps those it reads: a page's workers are found in a kept list faster than the
+ * database finds their rows.
  *
  * The database joins each day's rows into one string, so that a row per day crosses rather
  * than a row per (day, worker, pillar): handing rows to JavaScript one by one, not finding
@@ -911,23 +913,26 @@ export async function readWorkerDays(
   const parts = new DailyPartsByKey(q.days);
   if (from === undefined || to === undefined) return parts.byKey();
   if (q.workerIds?.length === 0) return parts.byKey();
-  const everyWorker = q.workerId === undefined && q.workerIds === undefined;
-  const days = everyWorker ? await listedDays(db, { ...q, from, to }, cache) : await workersDays(db, { ...q, from, to });
+  const days = q.workerId === undefined ? await listedDays(db, { ...q, from, to }, cache) : await daysOfOneWorker(db, { ...q, workerId: q.workerId, from, to });
   const offsets = q.parts.map((part) => parts.offsetOf(part));
+  const stride = offsets.length;
+  // A list holds every worker of its day: a page adds its own workers' values only.
+  const wanted = q.workerIds && new Set(q.workerIds);
   // Days of the same workers share one list of them (workerDay): each worker's array is found once for all of them.
   let foundFor: string[] = [];
-  let found: Float64Array[] = [];
+  let found: (Float64Array | undefined)[] = [];
   for (const { day, list } of days) {
     const d = parts.indexOf(day);
     if (d === undefined) continue;
     if (list.workers !== foundFor) {
       foundFor = list.workers;
-      found = list.workers.map((key) => parts.of(key));
+      found = list.workers.map((key) => (wanted && !wanted.has(key) ? undefined : parts.of(key)));
     }
     const { values } = list;
-    for (let w = 0, v = 0; w < found.length; w++) {
-      const into = found[w] as Float64Array;
-      for (let p = 0; p < offsets.length; p++) into[(offsets[p] as number) + d] += values[v++] as number;
+    for (let w = 0, v = 0; w < found.length; w++, v += stride) {
+      const into = found[w];
+      if (into === undefined) continue;
+      for (let p = 0; p < stride; p++) into[(offsets[p] as number) + d] += values[v + p] as number;
     }
   }
   return parts.byKey();
@@ -959,12 +964,12 @@ function joinedRows(parts: readonly (keyof RollupParts)[]) {
   return sql<string>`string_agg(${sql.join(fields, sql` || ' ' || `)}, ' ')`;
 }
 
-/** Each day's rows of the workers asked for (one, or a page of them). */
-async function workersDays(
+/** Each day's rows of one worker. */
+async function daysOfOneWorker(
   db: Executor,
-  q: { orgId: string; generation: number; statisticId: string; from: string; to: string; parts: readonly (keyof RollupParts)[]; workerId?: string; workerIds?: string[] },
+  q: { orgId: string; generation: number; statisticId: string; from: string; to: string; parts: readonly (keyof RollupParts)[]; workerId: string },
 ): Promise<{ day: string; list: WorkerDay }[]> {
-  let query = db
+  const rows = await db
     .selectFrom('rollup_days')
     .select(['day', joinedRows(q.parts).as('workers')])
     .where('org_id', '=', q.orgId)
@@ -972,11 +977,12 @@ async function workersDays(
     .where('statistic_id', '=', q.statisticId)
     .where('day', '>=', q.from)
     .where('day', '<=', q.to)
-    .groupBy('day');
-  if (q.workerId !== undefined) query = query.where('worker_id', '=', q.workerId);
-  if (q.workerIds !== undefined) query = query.where('worker_id', 'in', q.workerIds);
+    .where('worker_id', '=', q.workerId)
+    .groupBy('day')
+    .orderBy('day')
+    .execute();
   let before: WorkerDay | undefined;
-  return (await query.orderBy('day').execute()).map((row) => ({ day: row.day, list: (before = workerDay(row.workers, q.parts.length, before)) }));
+  return rows.map((row) => ({ day: row.day, list: (before = workerDay(row.workers, q.parts.length, before)) }));
 }
 
 /** A day of one statistic in one generation. */
@@ -990,20 +996,22 @@ export interface StatisticDay {
 /**
  * Every worker's rows of each day from `from` to `to` that has any: a day's
  * list while it holds (the same parts, made at the day's count), else its
- * rows joined now. The lists `cache` keeps are named in the statement, which
- * answers a kept one's tag alone when it holds; the others it reads are kept.
+ * rows joined now (of `workerIds` only, when given). The lists `cache` keeps
+ * are named in the statement, which answers a kept one's tag alone when it
+ * holds; the others it reads are kept.
  */
 async function listedDays(
   db: Executor,
-  q: ListScope & { from: string; to: string },
+  q: ListScope & { from: string; to: string; workerIds?: string[] },
   cache: DayListCache | undefined,
 ): Promise<{ day: string; list: WorkerDay }[]> {
   const kept = cache?.within(q, q.from, q.to) ?? new Map<string, WorkerDay>();
   const same = (table: 'l' | 'r') => sql`${sql.ref(`${table}.org_id`)} = d.org_id and ${sql.ref(`${table}.generation`)} = d.generation
     and ${sql.ref(`${table}.statistic_id`)} = d.statistic_id and ${sql.ref(`${table}.day`)} = d.day`;
   const isKept = kept.size > 0 ? sql`l.tag in (${sql.join([...kept.keys()])})` : sql`1 = 0`;
+  const ofWorkers = q.workerIds ? sql` and r.worker_id in (${sql.join(q.workerIds)})` : sql``;
   const { rows } = await sql<{ day: string; tag: string | null; workers: string | null }>`
-    select d.day, l.tag, case when ${isKept} then null else coalesce(l.workers, (select ${joinedRows(q.parts)} from rollup_days r where ${same('r')})) end as workers
+    select d.day, l.tag, case when ${isKept} then null else coalesce(l.workers, (select ${joinedRows(q.parts)} from rollup_days r where ${same('r')}${ofWorkers})) end as workers
     from (
       select org_id, generation, statistic_id, day, sum(count) as stamp from rollup_org_days
       where org_id = ${q.orgId} and generation = ${q.generation} and statistic_id = ${q.statisticId} and day >= ${q.from} and day <= ${q.to}
