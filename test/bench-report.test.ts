@@ -3,6 +3,7 @@ import {
   evaluateTargets,
   formatReport,
   growthToEmpty,
+  ratio,
   table,
   type DatabaseFigures,
   type HttpFigures,
@@ -90,10 +91,23 @@ describe('make bench: the heavy run', () => {
   });
 });
 
+describe('make bench: the ratio targets', () => {
+  it('judge the ratio itself: one just under its target is not met, though to two decimals it reaches it', () => {
+    const under = results();
+    const sqlite = under.databases.sqlite as DatabaseFigures;
+    sqlite.ratios.serviceToRaw = ratio(17_990, 20_000);
+    const target = evaluateTargets(under).find((t) => t.target === 'sqlite: service ≥ 0.9 × raw');
+    assert.equal(target?.met, false);
+    assert.match(target?.detail ?? '', /^0\.899 \(/);
+    sqlite.ratios.serviceToRaw = ratio(18_000, 20_000);
+    assert.equal(evaluateTargets(under).find((t) => t.target === 'sqlite: service ≥ 0.9 × raw')?.met, true);
+  });
+});
+
 describe('make bench: the growth run', () => {
   it('is compared with the empty store measured beside it, not with the first run', () => {
     // The first run half an hour before met a faster machine: 20,000 events/s against 15,000 and 17,000 beside.
-    assert.equal(growthToEmpty({ eventsPerSecond: 14_000, emptyBeside: [15_000, 17_000] }), 0.88);
+    assert.equal(growthToEmpty({ eventsPerSecond: 14_000, emptyBeside: [15_000, 17_000] }), 0.875);
   });
 });
 

@@ -127,10 +127,13 @@ export interface Results {
 export const fmt = (n: number | undefined) => (n === undefined ? '–' : Math.round(n).toLocaleString('en'));
 const x = (n: number | undefined) => (n === undefined ? '–' : `${n.toFixed(2)}×`);
 
-/** a / b to two decimals; 0 when b is 0. */
+/** a / b, unrounded: a target is judged on the ratio itself (0.697 rounded to 0.70 was once counted as ≥ 0.7); 0 when b is 0. */
 export function ratio(a: number, b: number): number {
-  return b > 0 ? Math.round((a / b) * 100) / 100 : 0;
+  return b > 0 ? a / b : 0;
 }
+
+/** A ratio as a target's verdict names it: to three decimals rounded down, so that one under its target never shows as reaching it. */
+const exactly = (n: number | undefined) => (n === undefined ? '–' : (Math.floor(n * 1000) / 1000).toFixed(3));
 
 /** The growth run against the empty store measured beside it: the mean of its runs. */
 export function growthToEmpty(growth: { eventsPerSecond: number; emptyBeside: number[] }): number {
@@ -281,18 +284,18 @@ export function evaluateTargets(results: Results): Results['targets'] {
     targets.push({
       target: `${kind}: service ≥ ${w.ratio} × raw`,
       met: d.ratios.serviceToRaw >= w.ratio,
-      detail: `${d.ratios.serviceToRaw} (${fmt(d.service.eventsPerSecond)} / ${fmt(d.raw.eventsPerSecond)})`,
+      detail: `${exactly(d.ratios.serviceToRaw)} (${fmt(d.service.eventsPerSecond)} / ${fmt(d.raw.eventsPerSecond)})`,
     });
     if (w.eps > 0)
       targets.push({ target: `${kind}: service ≥ ${fmt(w.eps)} events/s`, met: d.service.eventsPerSecond >= w.eps, detail: fmt(d.service.eventsPerSecond) });
     const serverCpu = cpuMsPerThousand(d.service.eventsPerSecond, d.service.cpu.serverPct);
-    targets.push({ target: `${kind}: server CPU ≤ ${w.serverCpuMs} ms per 1,000 events`, met: serverCpu <= w.serverCpuMs, detail: `${serverCpu.toFixed(0)} ms` });
+    targets.push({ target: `${kind}: server CPU ≤ ${w.serverCpuMs} ms per 1,000 events`, met: serverCpu <= w.serverCpuMs, detail: `${serverCpu.toFixed(1)} ms` });
     if (Number.isFinite(w.postgresCpuMs)) {
       const postgresCpu = cpuMsPerThousand(d.service.eventsPerSecond, d.service.cpu.postgresPct);
       targets.push({
         target: `${kind}: PostgreSQL CPU ≤ ${w.postgresCpuMs} ms per 1,000 events`,
         met: postgresCpu <= w.postgresCpuMs,
-        detail: `${postgresCpu.toFixed(0)} ms`,
+        detail: `${postgresCpu.toFixed(1)} ms`,
       });
     }
     const runs = [d.service, ...(d.growth ? [d.growth] : []), ...(d.growthWithRetention ? [d.growthWithRetention] : [])];
@@ -315,24 +318,24 @@ export function evaluateTargets(results: Results): Results['targets'] {
       targets.push({
         target: `${kind}: with ${fmt(d.growth.eventsInTable)} events stored ≥ 0.8 × empty`,
         met: (d.ratios.growthToEmpty ?? 0) >= 0.8,
-        detail: `${d.ratios.growthToEmpty}`,
+        detail: exactly(d.ratios.growthToEmpty),
       });
     }
     if (d.growthWithRetention) {
       targets.push({
         target: `${kind}: with the retention sweep running ≥ 0.9 × without`,
         met: (d.ratios.retentionToGrowth ?? 0) >= 0.9,
-        detail: `${d.ratios.retentionToGrowth} (${fmt(d.growthWithRetention.rowsDeleted)} rows deleted during the run)`,
+        detail: `${exactly(d.ratios.retentionToGrowth)} (${fmt(d.growthWithRetention.rowsDeleted)} rows deleted during the run)`,
       });
     }
     if (d.rollups) {
       const r = d.rollups;
-      targets.push({ target: `${kind}: ingest with rollups ≥ 0.9 × without a manifest`, met: r.ingestRatio >= 0.9, detail: `${r.ingestRatio}` });
+      targets.push({ target: `${kind}: ingest with rollups ≥ 0.9 × without a manifest`, met: r.ingestRatio >= 0.9, detail: exactly(r.ingestRatio) });
       const fresh = Math.max(r.delay.p99UpToSeconds, r.delay.backlogAtEnd.oldestSeconds);
       targets.push({ target: `${kind}: rollups fresh within 5 s (p99)`, met: fresh <= 5, detail: `p99 ≤ ${r.delay.p99UpToSeconds} s, oldest waiting at the end ${r.delay.backlogAtEnd.oldestSeconds} s` });
       const all = r.reads[1];
       if (all) targets.push({ target: `${kind}: daily 30 d × 8 per worker (all workers) ≤ 200 ms`, met: all.p50Ms <= 200, detail: `p50 ${all.p50Ms} ms, max ${all.maxMs} ms with ${fmt(r.recompute.eventsInTable)} events stored` });
-      targets.push({ target: `${kind}: ingest during a recompute ≥ 0.5 × normal`, met: r.recompute.ingestRatio >= 0.5, detail: `${r.recompute.ingestRatio} (recompute ${r.recompute.seconds} s, load ${r.recompute.loadSeconds} s)` });
+      targets.push({ target: `${kind}: ingest during a recompute ≥ 0.5 × normal`, met: r.recompute.ingestRatio >= 0.5, detail: `${exactly(r.recompute.ingestRatio)} (recompute ${r.recompute.seconds} s, load ${r.recompute.loadSeconds} s)` });
     }
     const rss = Math.max(...runs.map((r) => r.rss.peakMb));
     targets.push({ target: `${kind}: server RSS ≤ 250 MB`, met: rss <= 250, detail: `${rss} MB peak` });
