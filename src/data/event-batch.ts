@@ -78,7 +78,8 @@ export async function storeBatchesInOneStatement(
   const firsts = batches.map((b) => b.events[0]?.id ?? null);
   const query = sql<Outcome>`
     with p as (
-      select ${orgId}::text as org_id, ${appId}::text as app_id, ${month}::text as month, ${quota}::integer as quota
+      select ${orgId}::text as org_id, ${appId}::text as app_id, ${month}::text as month, ${quota}::integer as quota,
+             ${firsts}::text[] as firsts
     ),
     current_rules as (
       select ${judgedBy?.allowedEventTypes ?? null}::text is null or exists (
@@ -148,11 +149,11 @@ export async function storeBatchesInOneStatement(
     -- events (make bench, three pairs of quick runs: 26-27 against 28-30).
     kept as (
       select r.id, r.worker_id, r.ts, r.t, r.c, r.d, r.pl, r.s, r.m, r.b, r.o,
-             case when (${firsts}::text[])[r.b + 1] in (select id from resolved where worker_id is null)
+             case when p.firsts[r.b + 1] in (select id from resolved where worker_id is null)
                then (select f.id from resolved f where f.b = r.b and f.worker_id is not null order by f.o limit 1)
-               else (${firsts}::text[])[r.b + 1]
+               else p.firsts[r.b + 1]
              end as batch_id
-      from resolved r, grant_ g
+      from resolved r, grant_ g, p
       where ${quota}::integer is null and r.worker_id is not null and g.granted is not null
       union all
       select r.id, r.worker_id, r.ts, r.t, r.c, r.d, r.pl, r.s, r.m, r.b, r.o, first_value(r.id) over (partition by r.b order by r.o)
