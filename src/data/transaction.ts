@@ -2,6 +2,7 @@ import type SqliteDatabase from 'better-sqlite3';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './schema';
 import { bindConnection } from './sqlite';
+import type { WorkerCache } from './worker-cache';
 
 export type UnitOfWork<T> = (trx: Transaction<Database>) => Promise<T>;
 
@@ -56,7 +57,7 @@ const MAX_GROUP = 64;
  * the event loop, run together in the next transaction and commit once. Every
  * unit is settled only after the commit, so nothing is acknowledged before it
  * is durable. Given the connection under `kysely`, the units can reach it
- * (sqliteConnectionOf).
+ * (sqliteConnectionOf); given a WorkerCache, their look-ups of workers use it.
  */
 export class GroupCommitter {
   private readonly queue: Pending[] = [];
@@ -65,6 +66,7 @@ export class GroupCommitter {
   constructor(
     private readonly kysely: Kysely<Database>,
     private readonly connection?: SqliteDatabase.Database,
+    private readonly workers?: WorkerCache,
   ) {}
 
   run<T>(work: UnitOfWork<T>): Promise<T> {
@@ -96,11 +98,13 @@ export class GroupCommitter {
     try {
       values = await this.kysely.transaction().execute(async (trx) => {
         if (this.connection) bindConnection(trx, this.connection);
+        this.workers?.begin(trx);
         const done: unknown[] = [];
         for (const { work } of group) done.push(await work(trx));
         return done;
       });
     } catch (error) {
+      this.workers?.forget();
       const [lone] = group;
       if (group.length === 1 && lone) lone.reject(error);
       else for (const unit of group) await this.commit([unit]);

@@ -1,5 +1,6 @@
 import type { Executor } from './schema';
 import { newId, nowIso } from './ids';
+import { workerCacheOf } from './worker-cache';
 
 export interface WorkerRef {
   id: string;
@@ -63,21 +64,27 @@ export async function countWorkers(db: Executor, orgId: string): Promise<number>
 /** The workers of this organization among `ids`, by id. */
 export async function workersById(db: Executor, orgId: string, ids: string[]): Promise<Map<string, WorkerRef>> {
   if (ids.length === 0) return new Map();
-  const rows = await db.selectFrom('workers').select(['id', 'display_name']).where('org_id', '=', orgId).where('id', 'in', ids).execute();
-  return new Map(rows.map((r) => [r.id, { id: r.id, displayName: r.display_name }]));
+  const load = async (wanted: string[]) => {
+    const rows = await db.selectFrom('workers').select(['id', 'display_name']).where('org_id', '=', orgId).where('id', 'in', wanted).execute();
+    return new Map(rows.map((r) => [r.id, { id: r.id, displayName: r.display_name }]));
+  };
+  return workerCacheOf(db)?.lookup(`id ${orgId}`, ids, load) ?? load(ids);
 }
 
 /** Workers linked to this app under `externalIds`, by external id. */
 export async function workersByExternalId(db: Executor, appId: string, externalIds: string[]): Promise<Map<string, WorkerRef>> {
   if (externalIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('worker_external_ids as l')
-    .innerJoin('workers as w', 'w.id', 'l.worker_id')
-    .select(['l.external_id', 'w.id', 'w.display_name'])
-    .where('l.app_id', '=', appId)
-    .where('l.external_id', 'in', externalIds)
-    .execute();
-  return new Map(rows.map((r) => [r.external_id, { id: r.id, displayName: r.display_name }]));
+  const load = async (wanted: string[]) => {
+    const rows = await db
+      .selectFrom('worker_external_ids as l')
+      .innerJoin('workers as w', 'w.id', 'l.worker_id')
+      .select(['l.external_id', 'w.id', 'w.display_name'])
+      .where('l.app_id', '=', appId)
+      .where('l.external_id', 'in', wanted)
+      .execute();
+    return new Map(rows.map((r) => [r.external_id, { id: r.id, displayName: r.display_name }]));
+  };
+  return workerCacheOf(db)?.lookup(`externalId ${appId}`, externalIds, load) ?? load(externalIds);
 }
 
 /** The organization's directory entries among these emails, by lower-cased email. */

@@ -4,6 +4,7 @@ import { ApiError, type ErrorCode } from '../errors';
 import type { Database } from './schema';
 import { openSqlite, sqliteKysely } from './sqlite';
 import { GroupCommitter } from './transaction';
+import { WorkerCache } from './worker-cache';
 
 // One Node thread doing HTTP, JSON, validation and SQLite leaves the second
 // core idle; SQLite's inserts and commits were some 40 ms of CPU per 1,000
@@ -162,7 +163,7 @@ export function serveWrites(jobs: WriteJobs): void {
   if (typeof file !== 'string') throw new Error('the writer thread was started without a database file');
   const { connection } = openSqlite(file, { checkpoints: false });
   const kysely = sqliteKysely(connection, {});
-  const committer = new GroupCommitter(kysely, connection);
+  const committer = new GroupCommitter(kysely, connection, new WorkerCache(connection));
   const running = new Set<Promise<void>>();
   port.on('message', (message: Job | Stop) => {
     if ('stop' in message) {
