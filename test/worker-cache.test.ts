@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import SqliteDatabase from 'better-sqlite3';
+import type { Db } from '../src/data/db';
 import { newId } from '../src/data/ids';
 import { sqliteKysely } from '../src/data/sqlite';
 import { GroupCommitter } from '../src/data/transaction';
@@ -11,6 +12,16 @@ import { event } from './support/events';
 import { setup } from './support/fixtures';
 
 const EVENTS = '/api/v1/ingest/events';
+
+/** Points the app's link of `externalId` at another worker, committed on the shared database's own connection. */
+async function relink(db: Db, appId: string, externalId: string, workerId: string): Promise<void> {
+  await db.kysely
+    .updateTable('worker_external_ids')
+    .set({ worker_id: workerId })
+    .where('app_id', '=', appId)
+    .where('external_id', '=', externalId)
+    .execute();
+}
 
 // SQLite's writer thread keeps the workers it read; PostgreSQL has no writer thread.
 (testDialect === 'sqlite' ? describe : describe.skip)("The SQLite writer's worker cache", () => {
@@ -64,12 +75,7 @@ const EVENTS = '/api/v1/ingest/events';
       assert.deepEqual(await look(), new Map([['ext-moved', ada]]));
       // The link now names another worker, changed on another connection (the HTTP thread's, say).
       const grace = await worker('Grace', 'ext-other');
-      await db.kysely
-        .updateTable('worker_external_ids')
-        .set({ worker_id: grace.id })
-        .where('app_id', '=', tenant.appId)
-        .where('external_id', '=', 'ext-moved')
-        .execute();
+      await relink(db, tenant.appId, 'ext-moved', grace.id);
       assert.deepEqual(await look(), new Map([['ext-moved', grace]]));
     } finally {
       await kysely.destroy();
@@ -113,12 +119,7 @@ const EVENTS = '/api/v1/ingest/events';
     assert.equal(first, await workerOf('created'));
     const other = { id: newId('wkr'), displayName: 'Other' };
     await insertWorkers(db.kysely, [{ ...other, orgId: tenant.orgId, connectionId: null }]);
-    await db.kysely
-      .updateTable('worker_external_ids')
-      .set({ worker_id: other.id })
-      .where('app_id', '=', tenant.appId)
-      .where('external_id', '=', 'ext-relinked')
-      .execute();
+    await relink(db, tenant.appId, 'ext-relinked', other.id);
     await send('after');
     assert.equal(await workerOf('after'), other.id);
   });
