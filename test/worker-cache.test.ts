@@ -100,6 +100,25 @@ async function relink(db: Db, appId: string, externalId: string, workerId: strin
     }
   });
 
+  it('starts over past 20,000 workers, so that its memory stays bounded', async () => {
+    const cache = new WorkerCache(new SqliteDatabase(':memory:'));
+    const loaded: string[] = [];
+    const load = async (keys: string[]) => {
+      loaded.push(...keys);
+      return new Map(keys.map((key) => [key, { id: key, displayName: key }]));
+    };
+    await cache.lookup(
+      'app',
+      Array.from({ length: 20_000 }, (_, i) => `w${i}`),
+      load,
+    );
+    await cache.lookup('app', ['w0'], load);
+    assert.equal(loaded.length, 20_000);
+    await cache.lookup('app', ['one more'], load);
+    await cache.lookup('app', ['w0', 'one more'], load);
+    assert.deepEqual(loaded.slice(20_000), ['one more', 'w0']);
+  });
+
   it('stores the events of an externalId relinked meanwhile for the worker it names now', async () => {
     const { db, app, tenant } = await setup();
     const send = async (marker: string) => {
