@@ -15,7 +15,7 @@ import {
   type SqliteStatement,
   type Transaction,
 } from 'kysely';
-import type { Database } from './schema';
+import type { Database, Executor } from './schema';
 
 // Checkpoints copy the WAL back into the database file and sync it; done by the
 // writing connection they stall whichever request happens to cross the
@@ -151,7 +151,7 @@ class ImmediateSqliteDriver extends SqliteDriver {
   }
 }
 
-const connectionOfTransaction = new WeakMap<Transaction<Database>, SqliteDatabase.Database>();
+const connectionOfTransaction = new WeakMap<Executor, SqliteDatabase.Database>();
 
 /** Records that `trx` runs on `connection` (SQLite has one connection, so one transaction at a time). */
 export function bindConnection(trx: Transaction<Database>, connection: SqliteDatabase.Database): void {
@@ -162,6 +162,6 @@ export function bindConnection(trx: Transaction<Database>, connection: SqliteDat
  * The SQLite connection a transaction of Db.transaction() runs on, for the
  * statements Kysely makes slow; undefined on PostgreSQL.
  */
-export function sqliteConnectionOf(trx: Transaction<Database>): SqliteDatabase.Database | undefined {
-  return connectionOfTransaction.get(trx);
+export function sqliteConnectionOf(db: Executor): SqliteDatabase.Database | undefined {
+  return connectionOfTransaction.get(db);
 }

@@ -98,7 +98,7 @@ export class GroupCommitter {
     try {
       values = await this.kysely.transaction().execute(async (trx) => {
         if (this.connection) bindConnection(trx, this.connection);
-        this.workers?.begin(trx);
+        this.workers?.begin();
         const done: unknown[] = [];
         for (const { work } of group) done.push(await work(trx));
         return done;

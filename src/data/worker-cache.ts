@@ -1,5 +1,6 @@
 import type SqliteDatabase from 'better-sqlite3';
 import type { Executor } from './schema';
+import { sqliteConnectionOf } from './sqlite';
 import type { WorkerRef } from './workers';
 
 // Entries kept at most, about 200 bytes each: a few MB of the writer thread's heap. Past it the cache starts over.
@@ -27,16 +28,17 @@ export class WorkerCache {
   // Prepared once: connection.pragma() prepares its statement anew each time, 66 µs (measured).
   private readonly dataVersion: SqliteDatabase.Statement;
 
+  /** The cache of `connection`: the look-ups of every transaction bound to it (bindConnection) use it. */
   constructor(connection: SqliteDatabase.Database) {
     this.dataVersion = connection.prepare('pragma data_version').pluck();
+    cacheOn.set(connection, this);
   }
 
-  /** Call first in each transaction, holding the write lock: makes `trx`'s look-ups use the cache. */
-  begin(trx: Executor): void {
+  /** Call first in each transaction, holding the write lock. */
+  begin(): void {
     const version: unknown = this.dataVersion.get();
     if (version !== this.version) this.forget();
     this.version = version;
-    cacheOf.set(trx, this);
   }
 
   /** Forgets every worker: the transaction rolled back (what it read may be gone with it), or another connection committed. */
@@ -72,9 +74,10 @@ export class WorkerCache {
   }
 }
 
-const cacheOf = new WeakMap<Executor, WorkerCache>();
+const cacheOn = new WeakMap<SqliteDatabase.Database, WorkerCache>();
 
-/** The worker cache of the transaction `db`, when it runs in SQLite's writer thread. */
+/** The worker cache of the transaction `db`, when it runs on the connection of SQLite's writer thread. */
 export function workerCacheOf(db: Executor): WorkerCache | undefined {
-  return cacheOf.get(db);
+  const connection = sqliteConnectionOf(db);
+  return connection && cacheOn.get(connection);
 }
