@@ -397,8 +397,6 @@ async function sumInDatabase(
   const values = valueFields.flatMap((field, i) => (field === undefined ? [] : [sql`when ${i} then ${valueAt(field)}`]));
   // Rows are written in key order, as addParts writes them: concurrent writers lock rows in the same order.
   const order = (columns: string[]) => sql.join(columns.map((c) => sql`${sql.ref(c)} collate "C"`));
-  const added = (table: string) =>
-    sql.join(['count', 'sum', 'numerator', 'denominator'].map((c) => sql`${sql.ref(c)} = ${sql.ref(`${table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`));
   const read = sql`
     read as materialized (${events.read}),
     last as (select ts, id from read order by ts desc, id desc limit 1)`;
@@ -447,7 +445,7 @@ async function sumInDatabase(
       select ${into.orgId}, ${into.generation}, statistic_id, day, worker_id, pillar, count, sum, numerator, denominator
         from parts
        order by ${order(['statistic_id', 'day', 'worker_id', 'pillar'])}
-      on conflict (org_id, generation, statistic_id, day, worker_id, pillar) do update set ${added('rollup_days')}
+      on conflict (org_id, generation, statistic_id, day, worker_id, pillar) do update set ${partsAdded('rollup_days', 'excluded')}
     ),
     per_org as (
       insert into rollup_org_days (org_id, generation, statistic_id, day, pillar, count, sum, numerator, denominator)
@@ -455,7 +453,7 @@ async function sumInDatabase(
         from parts
        group by statistic_id, day, pillar
        order by ${order(['statistic_id', 'day', 'pillar'])}
-      on conflict (org_id, generation, statistic_id, day, pillar) do update set ${added('rollup_org_days')}
+      on conflict (org_id, generation, statistic_id, day, pillar) do update set ${partsAdded('rollup_org_days', 'excluded')}
     )
     ${
       events.tells
@@ -725,6 +723,11 @@ function upsertOneRow(table: PackedRows['table'], key: PackedRows['key']): strin
     on conflict (${conflictKey(table).join(', ')}) do update set ${PART_COLUMNS.map((c) => `${c} = ${table}.${c} + excluded.${c}`).join(', ')}`;
 }
 
+/** An update's SET of each part of `into` (a table or its alias) plus that of `from`'s row. */
+function partsAdded(into: string, from: string) {
+  return sql.join(PART_COLUMNS.map((c) => sql`${sql.ref(c)} = ${sql.ref(`${into}.${c}`)} + ${sql.ref(`${from}.${c}`)}`));
+}
+
 /** A table of parts' primary key. */
 function conflictKey(table: PackedRows['table']): string[] {
   return ['org_id', 'generation', 'statistic_id', 'day', ...(table === 'rollup_days' ? ['worker_id'] : []), 'pillar'];
@@ -769,14 +772,11 @@ async function upsertRows(db: Executor, orgId: string, generation: number, { tab
     return typed(column, [...used].map((n) => quoted[n] ?? ''));
   };
   const columns = [...key, ...PART_COLUMNS];
-  const ofCells = sql.join(columns.map((c) => sql.ref(`v.${c}`)));
-  const updated = PART_COLUMNS.map((c) => sql`${sql.ref(c)} = ${sql.ref(`t.${c}`)} + ${sql.ref(`v.${c}`)}`);
-  const added = PART_COLUMNS.map((c) => sql`${sql.ref(c)} = ${sql.ref(`${table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`);
   await sql`with v as (
       select * from unnest(${sql.join([...keyArrays, ...partArrays])}) with ordinality as r(${sql.join(columns.map((c) => sql.ref(c)))}, n)
     ),
     updated as (
-      update ${sql.table(table)} as t set ${sql.join(updated)}
+      update ${sql.table(table)} as t set ${partsAdded('t', 'v')}
         from v
        where t.org_id = ${orgId}::text and t.generation = ${generation}::int
          and t.statistic_id = any(${namesOf('statistic_id')}) and t.day = any(${namesOf('day')})
@@ -787,8 +787,8 @@ async function upsertRows(db: Executor, orgId: string, generation: number, { tab
       returning v.n
     )
     insert into ${sql.table(table)} (${sql.join(['org_id', 'generation', ...columns].map((c) => sql.ref(c)))})
-    select ${orgId}::text, ${generation}::int, ${ofCells} from v where v.n not in (select n from updated)
-    on conflict (${sql.join(conflictKey(table).map((c) => sql.ref(c)))}) do update set ${sql.join(added)}`.execute(db);
+    select ${orgId}::text, ${generation}::int, ${sql.join(columns.map((c) => sql.ref(`v.${c}`)))} from v where v.n not in (select n from updated)
+    on conflict (${sql.join(conflictKey(table).map((c) => sql.ref(c)))}) do update set ${partsAdded(table, 'excluded')}`.execute(db);
 }
 
 /** A few (generation, statistic, day) cells of generations other than those kept, to delete a bounded number of rows at a time. */
