@@ -4,10 +4,11 @@ import { addWorker } from '../src/domain/administration';
 import { judgeBatch, type JudgedBatch } from '../src/domain/event-ingest';
 import { StatementGroups, type StatementResult } from '../src/domain/statement-groups';
 import { eventsCounted, monthOf } from '../src/data/usage';
+import { linkExternalIds } from '../src/data/workers';
 import { testDialect } from './support/database';
 import { event } from './support/events';
 import { client } from './support/client';
-import { setup } from './support/fixtures';
+import { createTenant, setup } from './support/fixtures';
 
 const EVENTS = '/api/v1/ingest/events';
 
@@ -15,9 +16,9 @@ type Setup = Awaited<ReturnType<typeof setup>>;
 
 let requests = 0;
 
-/** A batch of the tenant's `events`, judged as the ingest handler judges it, with a request id of its own. */
-async function judged({ db, services, tenant }: Setup, events: unknown[]): Promise<JudgedBatch> {
-  const principal = await services.authenticator.authenticate(`Bearer ${tenant.key}`);
+/** A batch of the tenant's `events` (or those of the app of `key`), judged as the ingest handler judges it, with a request id of its own. */
+async function judged({ db, services, tenant }: Setup, events: unknown[], key = tenant.key): Promise<JudgedBatch> {
+  const principal = await services.authenticator.authenticate(`Bearer ${key}`);
   requests += 1;
   const ctx = { principal, requestId: `req_group_${requests}`, receivedAt: new Date() };
   return judgeBatch(db, services.validate.event, events, ctx, services.keptRules, true);
@@ -37,6 +38,11 @@ function storedOf({ db }: Setup, requestId: string) {
 function granted(result: StatementResult): number {
   if (typeof result === 'string') throw new Error(`the statement answered ${result}`);
   return result.granted;
+}
+
+function workerIdsOf(result: StatementResult): string[] {
+  if (typeof result === 'string') throw new Error(`the statement answered ${result}`);
+  return result.workerIds;
 }
 
 describe('PostgreSQL: batches of one app stored together (StatementGroups)', function () {
@@ -156,6 +162,34 @@ describe('PostgreSQL: batches of one app stored together (StatementGroups)', fun
       const expected = batch === needsWorker || batch === failing ? 0 : 1;
       assert.equal((await storedOf(s, batch.ctx.requestId)).length, expected);
     }
+  });
+
+  it("takes an externalId's worker from the links its earlier statements found, each app's its own", async () => {
+    const { s, ids } = await withWorkers();
+    const [ana, ben] = ids as [string, string];
+    const other = await createTenant(s.db);
+    const cy = (await addWorker(s.db, { orgId: other.orgId, email: 'cy@other.example', name: 'cy' })).id;
+    await linkExternalIds(s.db.kysely, s.tenant.appId, [{ externalId: 'ext-1', workerId: ana }]);
+    await linkExternalIds(s.db.kysely, other.appId, [{ externalId: 'ext-1', workerId: cy }]);
+    const ext1 = (key?: string) => judged(s, [event({ actor: { externalId: 'ext-1' } })], key);
+    const groups = groupsOf(s);
+    assert.deepEqual(workerIdsOf(await groups.store(await ext1())), [ana]);
+
+    // A committed link never changes: changed here behind the statements' back, it shows which of them read it.
+    await s.db.kysely
+      .updateTable('worker_external_ids')
+      .set({ worker_id: ben })
+      .where('app_id', '=', s.tenant.appId)
+      .where('external_id', '=', 'ext-1')
+      .execute();
+    const again = await ext1();
+    assert.deepEqual(workerIdsOf(await groups.store(again)), [ana]);
+    assert.deepEqual(
+      (await storedOf(s, again.ctx.requestId)).map((r) => r.worker_id),
+      [ana],
+    );
+    assert.deepEqual(workerIdsOf(await groupsOf(s).store(await ext1())), [ben]);
+    assert.deepEqual(workerIdsOf(await groups.store(await ext1(other.key))), [cy]);
   });
 
   it('takes no more than its limit of events into one statement: the rest wait for the next', async () => {

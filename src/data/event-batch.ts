@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Schema } from '../contract/types';
 import type { EventOrigin } from './events';
+import type { ExternalIdLinks } from './link-cache';
 import { prepareOnEveryConnection } from './postgres';
 import type { Executor } from './schema';
 import { backendSlot, SPREAD_SLOTS, type RulesVersion } from './usage';
@@ -56,6 +57,8 @@ interface Outcome {
  * events that fit, in order, batch after batch, with the rollups' outbox row of each batch: as if they
  * were stored one after the other, but committed once. The events travel as two JSON parameters
  * (statementParameters), which the driver sends as is (column arrays cost it an escape per element).
+ * An externalId whose worker `links` knows is not looked up (ExternalIdLinks); the links the statement
+ * found are learned there.
  * Given the version of the rules the batches were judged by (`judgedBy`), it
  * writes only if they are still the stored ones: 'rules_changed' when not.
  * 'declined' when a batch needs what only the step-by-step path does
@@ -70,9 +73,13 @@ export async function storeBatchesInOneStatement(
   quota: number | null,
   batches: StatementBatch[],
   judgedBy: RulesVersion | null,
+  links?: ExternalIdLinks,
 ): Promise<StatementOutcome[] | 'declined' | 'rules_changed'> {
   const { orgId, appId, integrationId } = principal;
-  const { rows, metadata } = statementParameters(batches.map((b) => b.events));
+  const { rows, metadata } = statementParameters(
+    batches.map((b) => b.events),
+    (externalId) => links?.workerOf(appId, externalId),
+  );
   const requestIds = batches.map((b) => b.origin.requestId);
   const receivedAts = batches.map((b) => b.origin.receivedAt.toISOString());
   const firsts = batches.map((b) => b.events[0]?.id ?? null);
@@ -93,12 +100,14 @@ export async function storeBatchesInOneStatement(
     -- An event's metadata is its element of the json array, verbatim: 'null' (no metadata) is never an object's text.
     input as (
       select (r->>0)::integer as o, r->>1 as id, r->>2 as w, r->>3 as x, r->>4 as e, r->>5 as ts, r->>6 as t,
-             r->>7 as c, (r->>8)::integer as d, r->>9 as pl, r->>10 as s, nullif(md::text, 'null') as m, (r->>11)::integer as b
+             r->>7 as c, (r->>8)::integer as d, r->>9 as pl, r->>10 as s, nullif(md::text, 'null') as m, (r->>11)::integer as b,
+             r->>12 as k
       from rows from (jsonb_array_elements(${rows}::jsonb), json_array_elements(${metadata}::json)) as a(r, md)
     ),
     resolved as (
       select i.*,
         case
+          when i.k is not null then i.k
           when i.w is not null then (select k.id from workers k, p where k.id = i.w and k.org_id = p.org_id)
           when i.x is not null then (select l.worker_id from worker_external_ids l, p where l.app_id = p.app_id and l.external_id = i.x)
           else (select k.id from workers k, p where k.org_id = p.org_id and k.email_lower = i.e)
@@ -184,7 +193,25 @@ export async function storeBatchesInOneStatement(
   if (!outcome) throw new Error('the batch statement returned no row');
   if (outcome.stale) return 'rules_changed';
   if (outcome.declined || outcome.granted === null) return 'declined';
-  return outcomesByBatch(batches, outcome.granted, outcome.unknown ?? [], outcome.workers ?? []);
+  const outcomes = outcomesByBatch(batches, outcome.granted, outcome.unknown ?? [], outcome.workers ?? []);
+  if (links) learnLinks(links, appId, batches, outcomes);
+  return outcomes;
+}
+
+/** Learns each externalId's link from the worker the statement stored its events for. */
+function learnLinks(links: ExternalIdLinks, appId: string, batches: StatementBatch[], outcomes: StatementOutcome[]): void {
+  outcomes.forEach(({ unknownWorkerIds, granted, workerIds }, b) => {
+    const unknown = new Set(unknownWorkerIds);
+    let stored = 0;
+    for (const { index, event } of batches[b]?.events ?? []) {
+      if (stored === granted) break;
+      if (unknown.has(index)) continue;
+      const { workerId, externalId } = event.actor;
+      const worker = workerIds[stored];
+      if (!workerId && externalId && worker) links.learn(appId, externalId, worker);
+      stored += 1;
+    }
+  });
 }
 
 /** The statement's outcome batch by batch: each is granted what is left of the total after those before it. */
@@ -211,25 +238,30 @@ function outcomesByBatch(batches: StatementBatch[], granted: number, unknown: [n
  * it came, \u0000 and lone surrogates too). And JSON.stringify's text of a whole batch is a tree of pieces that
  * the driver flattens first, 36 µs a statement on the server (measured); a join is one flat string.
  */
-export function statementParameters(batches: BatchEvent[][]): { rows: string; metadata: string } {
+export function statementParameters(
+  batches: BatchEvent[][],
+  linked: (externalId: string) => string | undefined = () => undefined,
+): { rows: string; metadata: string } {
   const rows: unknown[][] = [];
   const metadata: string[] = [];
   batches.forEach((events, b) => {
     for (const event of events) {
-      rows.push(rowOf(event, b));
+      rows.push(rowOf(event, b, linked));
       metadata.push(event.metadataJson ?? 'null');
     }
   });
   return { rows: JSON.stringify(rows), metadata: `[${metadata.join(',')}]` };
 }
 
-function rowOf({ index, id, ts, event }: BatchEvent, batch: number) {
+/** An event's row; an externalId whose worker is `linked` travels as that worker (`k`) instead. */
+function rowOf({ index, id, ts, event }: BatchEvent, batch: number, linked: (externalId: string) => string | undefined) {
   const { workerId, externalId, email } = event.actor;
+  const known = !workerId && externalId ? linked(externalId) : undefined;
   return [
     index,
     id,
     workerId,
-    workerId ? undefined : externalId,
+    workerId || known ? undefined : externalId,
     workerId || externalId ? undefined : email?.toLowerCase(),
     ts,
     event.eventType,
@@ -238,5 +270,6 @@ function rowOf({ index, id, ts, event }: BatchEvent, batch: number) {
     event.pillar,
     event.statisticId,
     batch,
+    known,
   ];
 }

@@ -103,7 +103,8 @@ export async function workersByEmail(db: Executor, orgId: string, emails: string
 /**
  * Links each externalId (per app) to its worker, in one statement, in the order given, and returns the
  * externalIds linked here: the others were linked already, by a concurrent transaction (which this one
- * waited for on PostgreSQL) or before.
+ * waited for on PostgreSQL) or before. A committed link is never changed or removed: instances keep the links
+ * they read (ExternalIdLinks).
  */
 export async function linkExternalIds(db: Executor, appId: string, links: Array<{ externalId: string; workerId: string }>): Promise<Set<string>> {
   if (links.length === 0) return new Set();

@@ -1,4 +1,5 @@
 import { storeBatchesInOneStatement, type StatementOutcome } from '../data/event-batch';
+import { ExternalIdLinks } from '../data/link-cache';
 import type { Executor } from '../data/schema';
 import { retryingConflicts } from '../data/transaction';
 import type { JudgedBatch } from './event-ingest';
@@ -21,15 +22,16 @@ interface Lane {
 function storeInOneStatement(
   db: Executor,
   batches: [JudgedBatch, ...JudgedBatch[]],
+  links?: ExternalIdLinks,
 ): Promise<StatementOutcome[] | 'declined' | 'rules_changed'> {
   const { ctx, month, quota, judgedBy } = batches[0];
   const statementBatches = batches.map((judged) => ({ origin: judged.ctx, events: judged.candidates }));
-  return storeBatchesInOneStatement(db, ctx.principal, month, quota, statementBatches, judgedBy);
+  return storeBatchesInOneStatement(db, ctx.principal, month, quota, statementBatches, judgedBy, links);
 }
 
 /** Stores one judged batch in a statement of its own. */
-export async function storeAloneInOneStatement(db: Executor, judged: JudgedBatch): Promise<StatementResult> {
-  return resultOf(await storeInOneStatement(db, [judged]), 0);
+export async function storeAloneInOneStatement(db: Executor, judged: JudgedBatch, links?: ExternalIdLinks): Promise<StatementResult> {
+  return resultOf(await storeInOneStatement(db, [judged], links), 0);
 }
 
 /** What a statement decided for its batch `i`. */
@@ -48,10 +50,12 @@ function resultOf(decided: StatementOutcome[] | 'declined' | 'rules_changed', i:
  * commit and one statement's fixed cost for several batches, each judged and
  * answered as if stored alone. Other apps' batches do not wait for them. A
  * group that one of its batches makes fail or decline is stored batch by
- * batch, so that each gets its own outcome.
+ * batch, so that each gets its own outcome. The externalIds' links its
+ * statements find, the next ones take as found (ExternalIdLinks).
  */
 export class StatementGroups {
   private readonly lanes = new Map<string, Lane>();
+  private readonly links = new ExternalIdLinks();
 
   constructor(
     private readonly db: Executor,
@@ -99,7 +103,7 @@ export class StatementGroups {
     if (rest.length === 0) return this.alone(first);
     let outcomes: StatementOutcome[] | 'declined' | 'rules_changed';
     try {
-      outcomes = await retryingConflicts(() => storeInOneStatement(this.db, [first.judged, ...rest.map((w) => w.judged)]));
+      outcomes = await retryingConflicts(() => storeInOneStatement(this.db, [first.judged, ...rest.map((w) => w.judged)], this.links));
     } catch {
       // Nothing was written: each batch alone finds out which one it was, and the others are stored.
       await Promise.all(group.map((w) => this.alone(w)));
@@ -111,7 +115,7 @@ export class StatementGroups {
 
   private async alone(waiting: Waiting): Promise<void> {
     try {
-      waiting.resolve(await retryingConflicts(() => storeAloneInOneStatement(this.db, waiting.judged)));
+      waiting.resolve(await retryingConflicts(() => storeAloneInOneStatement(this.db, waiting.judged, this.links)));
     } catch (err) {
       waiting.reject(err);
     }
