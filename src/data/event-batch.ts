@@ -44,6 +44,8 @@ interface Outcome {
   unknown: [number, number][] | null;
   /** The worker of each event stored, batch after batch. */
   workers: string[] | null;
+  /** The worker of each externalId the statement looked up and found. */
+  links: Record<string, string> | null;
 }
 
 /**
@@ -185,7 +187,8 @@ export async function storeBatchesInOneStatement(
     )
     select not (select ok from current_rules) as stale, w.declined or g.granted is null as declined, g.granted,
            (select json_agg(json_build_array(b, o) order by b, o) from resolved where worker_id is null) as unknown,
-           (select json_agg(worker_id order by b, o) from kept) as workers
+           (select json_agg(worker_id order by b, o) from kept) as workers,
+           (select json_object_agg(x, worker_id) from resolved where x is not null and worker_id is not null) as links
     from wanted w, grant_ g
   `.compile(db);
   prepareOnEveryConnection(query.sql);
@@ -193,25 +196,8 @@ export async function storeBatchesInOneStatement(
   if (!outcome) throw new Error('the batch statement returned no row');
   if (outcome.stale) return 'rules_changed';
   if (outcome.declined || outcome.granted === null) return 'declined';
-  const outcomes = outcomesByBatch(batches, outcome.granted, outcome.unknown ?? [], outcome.workers ?? []);
-  if (links) learnLinks(links, appId, batches, outcomes);
-  return outcomes;
-}
-
-/** Learns each externalId's link from the worker the statement stored its events for. */
-function learnLinks(links: ExternalIdLinks, appId: string, batches: StatementBatch[], outcomes: StatementOutcome[]): void {
-  outcomes.forEach(({ unknownWorkerIds, granted, workerIds }, b) => {
-    const unknown = new Set(unknownWorkerIds);
-    let stored = 0;
-    for (const { index, event } of batches[b]?.events ?? []) {
-      if (stored === granted) break;
-      if (unknown.has(index)) continue;
-      const { workerId, externalId } = event.actor;
-      const worker = workerIds[stored];
-      if (!workerId && externalId && worker) links.learn(appId, externalId, worker);
-      stored += 1;
-    }
-  });
+  for (const [externalId, worker] of Object.entries(outcome.links ?? {})) links?.learn(appId, externalId, worker);
+  return outcomesByBatch(batches, outcome.granted, outcome.unknown ?? [], outcome.workers ?? []);
 }
 
 /** The statement's outcome batch by batch: each is granted what is left of the total after those before it. */

@@ -7,10 +7,11 @@ const MAX_ENTRIES = 50_000;
  * externalId's worker from here rather than probing worker_external_ids for
  * the event: a probe cost PostgreSQL about 1.2 µs, and make bench's quick runs
  * spent 19-20 ms of its CPU per 1,000 events with the links against 21-24
- * without (three pairs in turn, docs/performance-history.md). An entry stays true in every instance: a committed link is
- * never changed or removed (linkExternalIds only inserts, and the only worker
- * ever deleted is one its own transaction created and did not link, see
- * ActorResolver), and apps are never deleted.
+ * without (three pairs in turn, docs/performance-history.md). An entry stays
+ * true in every instance: a committed link is never changed or removed
+ * (linkExternalIds only inserts, and the only worker ever deleted is one its
+ * own transaction created and did not link, see ActorResolver), and apps are
+ * never deleted.
  */
 export class ExternalIdLinks {
   // By app, then externalId: a key joining the two was a new string to hash at every look-up (see WorkerCache).

@@ -445,7 +445,7 @@ async function sumInDatabase(
       select ${into.orgId}, ${into.generation}, statistic_id, day, worker_id, pillar, count, sum, numerator, denominator
         from parts
        order by ${order(['statistic_id', 'day', 'worker_id', 'pillar'])}
-      on conflict (org_id, generation, statistic_id, day, worker_id, pillar) do update set ${partsAdded('rollup_days', 'excluded')}
+      on conflict (org_id, generation, statistic_id, day, worker_id, pillar) do update set ${sql.raw(partsAdded('rollup_days', 'excluded'))}
     ),
     per_org as (
       insert into rollup_org_days (org_id, generation, statistic_id, day, pillar, count, sum, numerator, denominator)
@@ -453,7 +453,7 @@ async function sumInDatabase(
         from parts
        group by statistic_id, day, pillar
        order by ${order(['statistic_id', 'day', 'pillar'])}
-      on conflict (org_id, generation, statistic_id, day, pillar) do update set ${partsAdded('rollup_org_days', 'excluded')}
+      on conflict (org_id, generation, statistic_id, day, pillar) do update set ${sql.raw(partsAdded('rollup_org_days', 'excluded'))}
     )
     ${
       events.tells
@@ -720,12 +720,12 @@ function upsertRowByRow(connection: SqliteDatabase.Database, orgId: string, gene
 function upsertOneRow(table: PackedRows['table'], key: PackedRows['key']): string {
   const columns = ['org_id', 'generation', ...key, ...PART_COLUMNS];
   return `insert into ${table} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})
-    on conflict (${conflictKey(table).join(', ')}) do update set ${PART_COLUMNS.map((c) => `${c} = ${table}.${c} + excluded.${c}`).join(', ')}`;
+    on conflict (${conflictKey(table).join(', ')}) do update set ${partsAdded(table, 'excluded')}`;
 }
 
-/** An update's SET of each part of `into` (a table or its alias) plus that of `from`'s row. */
-function partsAdded(into: string, from: string) {
-  return sql.join(PART_COLUMNS.map((c) => sql`${sql.ref(c)} = ${sql.ref(`${into}.${c}`)} + ${sql.ref(`${from}.${c}`)}`));
+/** An update's SET of each part of `into` (a table or its alias) plus that of `from`'s row, as SQL text: both are this module's names. */
+function partsAdded(into: string, from: string): string {
+  return PART_COLUMNS.map((c) => `${c} = ${into}.${c} + ${from}.${c}`).join(', ');
 }
 
 /** A table of parts' primary key. */
@@ -776,7 +776,7 @@ async function upsertRows(db: Executor, orgId: string, generation: number, { tab
       select * from unnest(${sql.join([...keyArrays, ...partArrays])}) with ordinality as r(${sql.join(columns.map((c) => sql.ref(c)))}, n)
     ),
     updated as (
-      update ${sql.table(table)} as t set ${partsAdded('t', 'v')}
+      update ${sql.table(table)} as t set ${sql.raw(partsAdded('t', 'v'))}
         from v
        where t.org_id = ${orgId}::text and t.generation = ${generation}::int
          and t.statistic_id = any(${namesOf('statistic_id')}) and t.day = any(${namesOf('day')})
@@ -788,7 +788,7 @@ async function upsertRows(db: Executor, orgId: string, generation: number, { tab
     )
     insert into ${sql.table(table)} (${sql.join(['org_id', 'generation', ...columns].map((c) => sql.ref(c)))})
     select ${orgId}::text, ${generation}::int, ${sql.join(columns.map((c) => sql.ref(`v.${c}`)))} from v where v.n not in (select n from updated)
-    on conflict (${sql.join(conflictKey(table).map((c) => sql.ref(c)))}) do update set ${partsAdded(table, 'excluded')}`.execute(db);
+    on conflict (${sql.join(conflictKey(table).map((c) => sql.ref(c)))}) do update set ${sql.raw(partsAdded(table, 'excluded'))}`.execute(db);
 }
 
 /** A few (generation, statistic, day) cells of generations other than those kept, to delete a bounded number of rows at a time. */
