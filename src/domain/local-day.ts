@@ -29,7 +29,7 @@ export function isTimeZone(timeZone: string): boolean {
 }
 
 const MINUTE_MS = 60_000;
-const DAY_MS = 86_400_000;
+export const DAY_MS = 86_400_000;
 
 /** The zone's offset from UTC at instant `ms` (ms), from Intl's "GMT+05:30" (seconds too, for local mean time). */
 function offsetAt(ms: number, timeZone: string): number {
@@ -87,9 +87,14 @@ function cachedOffsetAt(ms: number, timeZone: string): number {
   return Number.isNaN(offset) ? offsetAt(ms, timeZone) : offset;
 }
 
+/** The local day at instant `ms` in `timeZone`, as days since 1970-01-01 (isoDate of it times a day is its date). */
+export function localDayNumber(ms: number, timeZone: string): number {
+  return Math.floor((ms + cachedOffsetAt(ms, timeZone)) / DAY_MS);
+}
+
 /** The local date at instant `ms` in `timeZone`. */
 export function localDate(ms: number, timeZone: string): string {
-  return isoDate(ms + cachedOffsetAt(ms, timeZone));
+  return isoDate(localDayNumber(ms, timeZone) * DAY_MS);
 }
 
 // Offsets in use lie within ±14 hours of UTC (Kiribati, Baker Island); a margin beyond.
