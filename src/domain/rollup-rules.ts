@@ -173,8 +173,9 @@ export class PartsAccumulator {
   private readonly names = new NameList();
   // By worker, then local day (a number), then a short list of cells: one lookup by a string an event, where by
   // date and then worker (and the date itself by day number) were three, with each cell's names compared through
-  // the packed keys. Summing make bench's 60,000 events, parsed anew each round as the service gets them, rounds
-  // of both in turn in one process: 1.32-1.79 ms per 1,000 events against 1.47-2.19 (four runs, medians).
+  // the packed keys. Summing make bench's events parsed anew, with other work between batches as in the service
+  // (three bodies parsed between each 100 events), rounds of both in turn in one process: 0.79-0.85 of the time
+  // before in five runs; without the other work 0.79-1.03 in eight (docs/performance-history.md, 2026-11-30 11:46).
   private readonly workers = new Map<string, WorkerCells>();
   /** Per cell: its statistic, worker, day and pillar, as indexes into names. */
   private keys = new Uint32Array(INITIAL_CELLS * 4);
