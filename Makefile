@@ -62,8 +62,9 @@ bench-daily: build
 	node dist/scripts/bench/daily-read.js
 
 # The CPU the rollups spend summing 60,000 of make bench's events (8 statistics) into cells, as every
-# process does for the batches it commits; then what a drain of 30,000 to 90,000 events costs the HTTP
-# thread and SQLite's writer for the cells they make. Under a minute.
+# process does for the batches it commits, alone and between other work as in the service; then what a
+# drain of 30,000 to 90,000 events costs the HTTP thread and SQLite's writer for the cells they make.
+# Under a minute.
 bench-summing: build
 	node dist/scripts/bench/summing.js
 

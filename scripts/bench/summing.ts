@@ -1,9 +1,9 @@
 // `make bench-summing`: the CPU the rollups spend summing events into cells, the work every process does
 // for the batches it commits (and a recompute on SQLite for every chunk): 600 batches of make bench's events
-// under its manifest of 8 statistics, in the organization's zone, timed over repeated rounds. Then what a
-// drain costs for the cells its events make, by how many events it takes (a second of make bench's ingest
-// is about 30,000): on the HTTP thread summing and taking them (packed), on SQLite's writer adding them
-// to a store that holds them already, as in a steady ingest.
+// under its manifest of 8 statistics, in the organization's zone, timed over repeated rounds, alone and between
+// other work as in the service. Then what a drain costs for the cells its events make, by how many events it
+// takes (a second of make bench's ingest is about 30,000): on the HTTP thread summing and taking them (packed),
+// on SQLite's writer adding them to a store that holds them already, as in a steady ingest.
 // Options (environment): BENCH_SUMMING_EVENTS (60000), BENCH_SUMMING_ROUNDS (10), BENCH_SUMMING_ZONE (Europe/Berlin),
 // BENCH_SUMMING_DRAINS (events a drain takes, 30000,60000,90000).
 import path from 'node:path';
@@ -62,6 +62,36 @@ function summed(events: RollupEvent[]): PartsAccumulator {
   return parts;
 }
 
+/**
+ * Summing as the service sums: its events parsed anew each round (strings not hashed yet), a batch of 100 at a
+ * time with the HTTP thread's other work between them, imitated by parsing three bodies of 300 events. Only the
+ * summing and the take are timed: caches the other work emptied make it cost about half as much again as alone.
+ */
+function timeSummingBetweenOtherWork(sample: RollupEvent[]): void {
+  const text = JSON.stringify(sample);
+  const body = JSON.stringify({ events: sample.slice(0, 300) });
+  let parsed = 0;
+  const times: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const fresh: RollupEvent[] = JSON.parse(text);
+    const parts = new PartsAccumulator();
+    let spent = 0;
+    for (let start = 0; start < fresh.length; start += 100) {
+      for (let k = 0; k < 3; k++) parsed += (JSON.parse(body) as { events: unknown[] }).events.length;
+      const started = performance.now();
+      for (const event of fresh.slice(start, start + 100)) parts.add(definitions, event, timeZone);
+      spent += performance.now() - started;
+    }
+    const started = performance.now();
+    parts.take();
+    times.push(spent + performance.now() - started);
+  }
+  const median = warmMedian(times);
+  console.log(
+    `between other work (${parsed.toLocaleString('en')} events parsed meanwhile): ${median.toFixed(1)} ms, ${((median / sample.length) * 1000).toFixed(2)} ms per 1,000 events`,
+  );
+}
+
 /** Summing (and taking the cells in key order) of `events` events, timed over the rounds. */
 function timeSumming(): void {
   const sample = rollupEvents(events);
@@ -76,6 +106,7 @@ function timeSumming(): void {
   console.log(`summing ${events.toLocaleString('en')} events under ${definitions.length} statistics in ${timeZone} into ${cells.toLocaleString('en')} cells`);
   console.log(`rounds (ms): ${times.map((t) => t.toFixed(0)).join(', ')}`);
   console.log(`median after warm-up: ${median.toFixed(1)} ms, ${((median / events) * 1000).toFixed(2)} ms per 1,000 events`);
+  timeSummingBetweenOtherWork(sample);
 }
 
 /** The median of the rounds after the first few, which warm the JIT and the zone's caches. */
