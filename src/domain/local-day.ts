@@ -29,7 +29,7 @@ export function isTimeZone(timeZone: string): boolean {
 }
 
 const MINUTE_MS = 60_000;
-export const DAY_MS = 86_400_000;
+const DAY_MS = 86_400_000;
 
 /** The zone's offset from UTC at instant `ms` (ms), from Intl's "GMT+05:30" (seconds too, for local mean time). */
 function offsetAt(ms: number, timeZone: string): number {
@@ -48,7 +48,11 @@ const CACHED_DAYS = 100_000;
 
 /** The ISO date of a UTC instant (ms): `YYYY-MM-DD`, or `±YYYYYY-MM-DD` outside years 0000 to 9999. */
 export function isoDate(ms: number): string {
-  const day = Math.floor(ms / DAY_MS);
+  return dateOfDay(Math.floor(ms / DAY_MS));
+}
+
+/** The ISO date of a day given as days since 1970-01-01 (as isoDate writes it). */
+export function dateOfDay(day: number): string {
   let date = datesByDay.get(day);
   if (date === undefined) {
     if (datesByDay.size >= CACHED_DAYS) datesByDay.clear();
@@ -87,14 +91,14 @@ function cachedOffsetAt(ms: number, timeZone: string): number {
   return Number.isNaN(offset) ? offsetAt(ms, timeZone) : offset;
 }
 
-/** The local day at instant `ms` in `timeZone`, as days since 1970-01-01 (isoDate of it times a day is its date). */
+/** The local day at instant `ms` in `timeZone`, as days since 1970-01-01 (dateOfDay names it). */
 export function localDayNumber(ms: number, timeZone: string): number {
   return Math.floor((ms + cachedOffsetAt(ms, timeZone)) / DAY_MS);
 }
 
 /** The local date at instant `ms` in `timeZone`. */
 export function localDate(ms: number, timeZone: string): string {
-  return isoDate(localDayNumber(ms, timeZone) * DAY_MS);
+  return dateOfDay(localDayNumber(ms, timeZone));
 }
 
 // Offsets in use lie within ±14 hours of UTC (Kiribati, Baker Island); a margin beyond.

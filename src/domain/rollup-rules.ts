@@ -1,6 +1,6 @@
 import { compareNames, NameList, type Definition, type PackedCells } from '../data/rollups';
 import type { RollupParts } from '../data/schema';
-import { DAY_MS, isoDate, localDayNumber } from './local-day';
+import { dateOfDay, localDayNumber } from './local-day';
 import { instantOf } from './utc-timestamp';
 
 // The rules of the specification's "Daily rollups", one place each: which
@@ -243,7 +243,7 @@ export class PartsAccumulator {
   /** The worker's cells on local day `number`, added when it has none yet. */
   private dayOf(worker: WorkerCells, number: number): DayCells {
     for (const day of worker.days) if (day.number === number) return day;
-    const day = { number, name: this.names.indexOf(isoDate(number * DAY_MS)), names: [], cells: [] };
+    const day = { number, name: this.names.indexOf(dateOfDay(number)), names: [], cells: [] };
     worker.days.push(day);
     return day;
   }
