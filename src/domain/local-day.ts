@@ -125,7 +125,7 @@ function startOf(day: string, timeZone: string): number {
 
 /** The day after `day`. */
 export function nextDay(day: string): string {
-  return isoDate(Date.parse(`${day}T00:00:00Z`) + DAY_MS);
+  return dateOfDay(dayNumber(day) + 1);
 }
 
 /** The UTC instants `[from, to)` of calendar day `day` (`YYYY-MM-DD`) in `timeZone`. */
