@@ -408,10 +408,10 @@ describe('POST /api/v1/ingest/events', () => {
       const { app, db, tenant } = await setup();
       const { id } = await addWorker(db, { orgId: tenant.orgId, email: 'dana@acme.example', name: 'Dana' });
       // A worker that exists: on PostgreSQL the batch is stored by its one statement, which takes the metadata as
-      // one json array, each element's text kept as it came (jsonb would refuse the \u0000 and the lone surrogate
-      // below), and no metadata as that array's null.
+      // one text, the JSON texts joined by U+0001, each kept as it came (jsonb would refuse the \u0000 and the lone
+      // surrogate below), and no metadata as an empty piece. JSON escapes a U+0001 of the metadata's own.
       const escaped = { 'quote"d': 'a\\b "c"\n\t/ é 😀', nested: { list: [1.5, -0, 1e21, 5e-7, true, null, {}, []] }, ' spaced ': '' };
-      const unicodeEscaped = { nul: '\u0000', bell: '\u0007', lone: '\ud800', backslashU: '\\u0041' };
+      const unicodeEscaped = { nul: '\u0000', separator: '\u0001', bell: '\u0007', lone: '\ud800', backslashU: '\\u0041' };
       // As deep as a body may nest (64 levels, the body's own three among them): PostgreSQL parses it as json.
       let deepest: Record<string, unknown> = { depth: 61 };
       for (let level = 60; level > 0; level--) deepest = { level, inner: deepest };
@@ -423,6 +423,22 @@ describe('POST /api/v1/ingest/events', () => {
         res.body.results.accepted.map((a: { id: string }) => byId.get(a.id)),
         [JSON.stringify(escaped), null, JSON.stringify(unicodeEscaped), JSON.stringify(deepest)],
       );
+    });
+
+    it('stores no metadata for an event without any, alone in its batch or last in it, for a worker it knows', async () => {
+      const { app, db, tenant } = await setup();
+      const { id } = await addWorker(db, { orgId: tenant.orgId, email: 'dana@acme.example', name: 'Dana' });
+      // On PostgreSQL the metadata text of a batch of one event without any is empty, and split into no piece at all.
+      const batches = [[undefined], [{ first: 1 }, undefined], [undefined, undefined]];
+      const stored: unknown[][] = [];
+      for (const batch of batches) {
+        const events = batch.map((metadata) => event({ actor: { workerId: id }, metadata }));
+        const res = await client(app).post(EVENTS, { key: tenant.key, body: { events } });
+        assert.equal(res.status, 202);
+        const byId = new Map((await rowsOf(db, tenant.orgId)).map((r) => [r.id, r.metadata]));
+        stored.push(res.body.results.accepted.map((a: { id: string }) => byId.get(a.id)));
+      }
+      assert.deepEqual(stored, [[null], ['{"first":1}', null], [null, null]]);
     });
   });
 });

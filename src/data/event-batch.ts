@@ -49,6 +49,12 @@ interface Outcome {
 }
 
 /**
+ * U+0001 between the events' metadata texts: JSON.stringify escapes every control character inside a string
+ * ("\u0001") and writes none outside one, so it never occurs in the texts it joins.
+ */
+const METADATA_SEPARATOR = '\u0001';
+
+/**
  * PostgreSQL: stores batches of one app, whose actors all name workers that
  * exist, in one statement, one round trip: it resolves the actors (workerId in the
  * organization, else the app's externalId link, else, without an externalId,
@@ -57,7 +63,7 @@ interface Outcome {
  * concurrent batches on any instance queue behind it as with reserveEvents;
  * without one, into its backend's slot) and inserts the first
  * events that fit, in order, batch after batch, with the rollups' outbox row of each batch: as if they
- * were stored one after the other, but committed once. The events travel as two JSON parameters
+ * were stored one after the other, but committed once. The events travel as two text parameters
  * (statementParameters), which the driver sends as is (column arrays cost it an escape per element).
  * An externalId whose worker `links` knows is not looked up (ExternalIdLinks); the links the statement
  * found are learned there.
@@ -99,12 +105,13 @@ export async function storeBatchesInOneStatement(
       ) as ok
       from p
     ),
-    -- An event's metadata is its element of the json array, verbatim: 'null' (no metadata) is never an object's text.
+    -- An event's metadata is its piece of the text, verbatim: '' (no metadata) is never JSON text. Fewer pieces than
+    -- rows (one event, without metadata, gives none) leave the rest null, which is what they stand for.
     input as (
       select (r->>0)::integer as o, r->>1 as id, r->>2 as w, r->>3 as x, r->>4 as e, r->>5 as ts, r->>6 as t,
-             r->>7 as c, (r->>8)::integer as d, r->>9 as pl, r->>10 as s, nullif(md::text, 'null') as m, (r->>11)::integer as b,
+             r->>7 as c, (r->>8)::integer as d, r->>9 as pl, r->>10 as s, nullif(md, '') as m, (r->>11)::integer as b,
              r->>12 as k
-      from rows from (jsonb_array_elements(${rows}::jsonb), json_array_elements(${metadata}::json)) as a(r, md)
+      from rows from (jsonb_array_elements(${rows}::jsonb), string_to_table(${metadata}::text, ${METADATA_SEPARATOR}::text)) as a(r, md)
     ),
     resolved as (
       select i.*,
@@ -214,15 +221,17 @@ function outcomesByBatch(batches: StatementBatch[], granted: number, unknown: [n
 }
 
 /**
- * The batches' events as the statement's two JSON parameters: `rows`, an array a row, its columns in the order
+ * The batches' events as the statement's two parameters: `rows`, JSON, an array a row, its columns in the order
  * `input` reads them from jsonb (json_to_recordset over objects built a hash of each object's keys: it cost
  * PostgreSQL 0.62 ms of CPU per batch of make bench's 100 events against 0.46 for arrays, measured), and
- * `metadata`, the events' metadata JSON in the same order, joined into one array as it is, with null where an
- * event has none. Inside the rows, each metadata text was a JSON string escaped quote by quote: 0.83-0.93 ms of
- * the HTTP thread per 1,000 events against 0.51-0.52 for the two (built and measured as the driver sends them),
- * at the same CPU of PostgreSQL (2.30-2.40 against 2.37-2.53 ms; json, unlike jsonb, keeps an element's text as
- * it came, \u0000 and lone surrogates too). And JSON.stringify's text of a whole batch is a tree of pieces that
- * the driver flattens first, 36 µs a statement on the server (measured); a join is one flat string.
+ * `metadata`, the events' metadata JSON texts in the same order, as they are, joined by METADATA_SEPARATOR,
+ * with '' where an event has none. PostgreSQL splits that text without reading the JSON, which as one json
+ * array it read twice, checking it as json and then splitting it into elements: reading the input of make
+ * bench's events cost it 2.3-3.9 ms of CPU per 1,000 of them against 3.8-5.6 (eight rounds in turn, see
+ * docs/performance-history.md, 2026-11-30 16:46). Inside the rows, each metadata text was a JSON string
+ * escaped quote by quote: 0.83-0.93 ms of the HTTP thread per 1,000 events against 0.51-0.52 for the two
+ * (built and measured as the driver sends them). And JSON.stringify's text of a whole batch is a tree of
+ * pieces that the driver flattens first, 36 µs a statement on the server (measured); a join is one flat string.
  */
 export function statementParameters(
   batches: BatchEvent[][],
@@ -233,10 +242,10 @@ export function statementParameters(
   batches.forEach((events, b) => {
     for (const event of events) {
       rows.push(rowOf(event, b, linked));
-      metadata.push(event.metadataJson ?? 'null');
+      metadata.push(event.metadataJson ?? '');
     }
   });
-  return { rows: JSON.stringify(rows), metadata: `[${metadata.join(',')}]` };
+  return { rows: JSON.stringify(rows), metadata: metadata.join(METADATA_SEPARATOR) };
 }
 
 /** An event's row; an externalId whose worker is `linked` travels as that worker (`k`) instead. */
