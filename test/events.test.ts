@@ -412,7 +412,7 @@ describe('POST /api/v1/ingest/events', () => {
       // surrogate below), and no metadata as an empty piece. JSON escapes a U+0001 of the metadata's own.
       const escaped = { 'quote"d': 'a\\b "c"\n\t/ é 😀', nested: { list: [1.5, -0, 1e21, 5e-7, true, null, {}, []] }, ' spaced ': '' };
       const unicodeEscaped = { nul: '\u0000', separator: '\u0001', bell: '\u0007', lone: '\ud800', backslashU: '\\u0041' };
-      // As deep as a body may nest (64 levels, the body's own three among them): PostgreSQL parses it as json.
+      // As deep as a body may nest (64 levels, the body's own three among them).
       let deepest: Record<string, unknown> = { depth: 61 };
       for (let level = 60; level > 0; level--) deepest = { level, inner: deepest };
       const events = [escaped, undefined, unicodeEscaped, deepest].map((metadata) => event({ actor: { workerId: id }, metadata }));
