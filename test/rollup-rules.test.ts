@@ -7,7 +7,7 @@ import { storedDefinition } from './support/rollups';
 function event(workerId: string, ts: string, overrides: Partial<RollupEvent> = {}): RollupEvent {
   return {
     workerId,
-    ts,
+    instant: Date.parse(ts),
     eventType: 'ticket.resolved',
     category: 'TASK_UPDATE',
     statisticId: null,

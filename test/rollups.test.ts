@@ -652,7 +652,7 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     const sums = new CommittedSums(3);
     const event = (workerId: string) => ({
       workerId,
-      ts: '2026-11-02T10:00:00.000Z',
+      instant: Date.parse('2026-11-02T10:00:00.000Z'),
       eventType: 'ticket.resolved',
       category: 'TASK_UPDATE',
       statisticId: null,

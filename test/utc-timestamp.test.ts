@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { normalizeTimestamp } from '../src/domain/judgement';
-import { instantOf, utcTimestamp } from '../src/domain/utc-timestamp';
+import { normalizedInstant, normalizeTimestamp } from '../src/domain/judgement';
+import { instantOf, utcInstant } from '../src/domain/utc-timestamp';
 import { mutated, nearDateTimes, nearLeapSeconds } from './support/date-time-strings';
+
+/** The stored text of a timestamp. */
+const utcText = (value: string) => utcInstant(value)?.text;
 
 const FIRST_INSTANT = Date.parse('0000-01-01T00:00:00.000Z');
 const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
@@ -43,7 +46,9 @@ describe('Timestamps in UTC', () => {
       fc.property(fc.oneof(writtenInstants, nearDateTimes, nearLeapSeconds, mutated, fc.string()), (value) => {
         const expected = viaDate(value);
         if (expected !== undefined) readByHand += 1;
-        assert.equal(utcTimestamp(value), expected, JSON.stringify(value));
+        assert.equal(utcText(value), expected, JSON.stringify(value));
+        // The instant given with the text is the one the text names.
+        assert.equal(utcInstant(value)?.ms, expected === undefined ? undefined : Date.parse(expected), JSON.stringify(value));
       }),
       { numRuns: 50_000 },
     );
@@ -79,14 +84,14 @@ describe('Timestamps in UTC', () => {
     };
     for (const [value, expected] of Object.entries(cases)) {
       assert.equal(viaDate(value), expected, `Date.parse on ${value}`);
-      assert.equal(utcTimestamp(value), expected, value);
+      assert.equal(utcText(value), expected, value);
     }
   });
 
   it('reads the instant of every timestamp it writes as Date.parse does', () => {
     fc.assert(
       fc.property(fc.integer({ min: FIRST_INSTANT, max: LAST_INSTANT }), (ms) => {
-        const written = utcTimestamp(new Date(ms).toISOString());
+        const written = utcText(new Date(ms).toISOString());
         assert.ok(written !== undefined);
         assert.equal(instantOf(written), ms, written);
       }),
@@ -98,5 +103,6 @@ describe('Timestamps in UTC', () => {
     const receivedAt = new Date('2026-11-26T21:00:00.250Z');
     assert.equal(normalizeTimestamp(undefined, receivedAt), '2026-11-26T21:00:00.250Z');
     assert.equal(normalizeTimestamp('2026-11-26T22:00:00+01:00', receivedAt), '2026-11-26T21:00:00.000Z');
+    assert.deepEqual(normalizedInstant(undefined, receivedAt), { text: '2026-11-26T21:00:00.250Z', ms: receivedAt.getTime() });
   });
 });

@@ -11,7 +11,7 @@ import { sourceDocument } from '../../src/contract/document-source';
 import { ContractValidators } from '../../src/contract/validators';
 import { migrate, openDatabase } from '../../src/data/db';
 import { addParts, type Definition } from '../../src/data/rollups';
-import { normalizeTimestamp } from '../../src/domain/judgement';
+import { normalizedInstant } from '../../src/domain/judgement';
 import { PartsAccumulator, type RollupEvent } from '../../src/domain/rollup-rules';
 import { harness } from './harness';
 import { benchManifest } from './rollups';
@@ -42,7 +42,7 @@ function rollupEvents(count: number): RollupEvent[] {
     const event = makeEvent(random, 1000, now.getTime());
     return {
       workerId: event.actor.externalId,
-      ts: normalizeTimestamp(event.timestamp, now) ?? now.toISOString(),
+      instant: normalizedInstant(event.timestamp, now)?.ms ?? now.getTime(),
       eventType: event.eventType,
       category: event.category,
       statisticId: null,

@@ -1,7 +1,7 @@
 import { actorKeys } from '../contract/constants';
 import type { TypedValidator } from '../contract/validators';
 import type { ErrorCode } from '../errors';
-import { utcTimestamp } from './utc-timestamp';
+import { utcInstant, type UtcInstant } from './utc-timestamp';
 
 export type Rejection = { code: ErrorCode; message: string };
 
@@ -36,5 +36,10 @@ export const UNREPRESENTABLE_TIMESTAMP = 'is not a real point in time within the
  * format admits but time cannot hold (leap seconds), and for instants outside the years 0000 to 9999.
  */
 export function normalizeTimestamp(value: string | undefined, receivedAt: Date): string | undefined {
-  return value === undefined ? receivedAt.toISOString() : utcTimestamp(value);
+  return normalizedInstant(value, receivedAt)?.text;
+}
+
+/** normalizeTimestamp's text with the instant it names: an event's day in the rollups is read from it. */
+export function normalizedInstant(value: string | undefined, receivedAt: Date): UtcInstant | undefined {
+  return value === undefined ? { text: receivedAt.toISOString(), ms: receivedAt.getTime() } : utcInstant(value);
 }

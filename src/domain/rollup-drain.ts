@@ -27,6 +27,7 @@ import { inSavepoint } from '../data/transaction';
 import type { WriteJob } from '../data/writer';
 import { daysSpanned } from './local-day';
 import { PartsAccumulator, type RollupEvent } from './rollup-rules';
+import { instantOf } from './utc-timestamp';
 
 // Adding committed batches to the rollups (see src/domain/rollups.ts), so that each counts exactly once.
 // The batches this process committed are summed as they commit (CommittedSums), and a drain adds the
@@ -45,7 +46,7 @@ const BATCHES_PER_READ = 20;
 function rollupEventOf(event: StoredEvent): RollupEvent {
   return {
     workerId: event.worker_id,
-    ts: event.ts,
+    instant: instantOf(event.ts),
     eventType: event.event_type,
     category: event.category,
     statisticId: event.statistic_id,

@@ -1,7 +1,6 @@
 import { compareNames, NameList, type Definition, type PackedCells } from '../data/rollups';
 import type { RollupParts } from '../data/schema';
 import { dateOfDay, localDayNumber } from './local-day';
-import { instantOf } from './utc-timestamp';
 
 // The rules of the specification's "Daily rollups", one place each: which
 // events count for a definition, what parts one event adds, and the value
@@ -14,7 +13,8 @@ export type Aggregation = Definition['aggregation'];
 /** What of a stored event the rollups read. */
 export interface RollupEvent {
   workerId: string;
-  ts: string;
+  /** The instant of its stored timestamp (ms). */
+  instant: number;
   eventType: string;
   category: string | null;
   statisticId: string | null;
@@ -189,7 +189,7 @@ export class PartsAccumulator {
     if (matched.length === 0) return;
     let worker = this.workers.get(event.workerId);
     if (!worker) this.workers.set(event.workerId, (worker = { name: this.names.indexOf(event.workerId), days: [] }));
-    const day = this.dayOf(worker, localDayNumber(instantOf(event.ts), timeZone));
+    const day = this.dayOf(worker, localDayNumber(event.instant, timeZone));
     for (const definition of matched) {
       // The cell first: making it may replace this.parts with a larger array.
       const cell = this.cellOf(worker, day, definition.id, pillarOf(definition, event));
