@@ -105,6 +105,27 @@ describe('make bench: the ratio targets', () => {
   });
 });
 
+describe('make bench: the absolute targets', () => {
+  it("show the raw path's figure of the same run beside the service's", () => {
+    const run = results();
+    const postgres: DatabaseFigures = {
+      service: service({ eventsPerSecond: 30_000, cpu: { ...service().cpu, serverPct: 60, postgresPct: 90 } }),
+      raw: {
+        ...(run.databases.sqlite as DatabaseFigures).raw,
+        eventsPerSecond: 40_000,
+        cpu: { benchPct: 40, postgresPct: 100, otherPct: 0 },
+      },
+      ratios: { serviceToRaw: 0.75, serviceToBare: 0.05 },
+    };
+    run.databases.postgres = postgres;
+    const detail = (target: string) => evaluateTargets(run).find((t) => t.target === target)?.detail;
+    assert.equal(detail('postgres: service ≥ 40,000 events/s'), '30,000 (the raw path 40,000)');
+    assert.equal(detail('postgres: server CPU ≤ 15 ms per 1,000 events'), "20.0 ms (the raw driver's process 10.0)");
+    assert.equal(detail('postgres: PostgreSQL CPU ≤ 28 ms per 1,000 events'), '30.0 ms (for the raw rows 25.0)');
+    assert.equal(detail('sqlite: server CPU ≤ 40 ms per 1,000 events'), "50.0 ms (the raw driver's process 47.6)");
+  });
+});
+
 describe('make bench: the growth run', () => {
   it('is compared with the empty store measured beside it, not with the first run', () => {
     // The first run half an hour before met a faster machine: 20,000 events/s against 15,000 and 17,000 beside.

@@ -286,16 +286,27 @@ export function evaluateTargets(results: Results): Results['targets'] {
       met: d.ratios.serviceToRaw >= w.ratio,
       detail: `${exactly(d.ratios.serviceToRaw)} (${fmt(d.service.eventsPerSecond)} / ${fmt(d.raw.eventsPerSecond)})`,
     });
-    if (w.eps > 0)
-      targets.push({ target: `${kind}: service ≥ ${fmt(w.eps)} events/s`, met: d.service.eventsPerSecond >= w.eps, detail: fmt(d.service.eventsPerSecond) });
+    // Beside each absolute target, what the raw path reached in the same run: a VM whose raw rows alone miss
+    // it puts that target beyond the service's own work, which issue 15 asks a note to show.
+    if (w.eps > 0) {
+      targets.push({
+        target: `${kind}: service ≥ ${fmt(w.eps)} events/s`,
+        met: d.service.eventsPerSecond >= w.eps,
+        detail: `${fmt(d.service.eventsPerSecond)} (the raw path ${fmt(d.raw.eventsPerSecond)})`,
+      });
+    }
     const serverCpu = cpuMsPerThousand(d.service.eventsPerSecond, d.service.cpu.serverPct);
-    targets.push({ target: `${kind}: server CPU ≤ ${w.serverCpuMs} ms per 1,000 events`, met: serverCpu <= w.serverCpuMs, detail: `${serverCpu.toFixed(1)} ms` });
+    targets.push({
+      target: `${kind}: server CPU ≤ ${w.serverCpuMs} ms per 1,000 events`,
+      met: serverCpu <= w.serverCpuMs,
+      detail: `${serverCpu.toFixed(1)} ms (the raw driver's process ${cpuMsPerThousand(d.raw.eventsPerSecond, d.raw.cpu.benchPct).toFixed(1)})`,
+    });
     if (Number.isFinite(w.postgresCpuMs)) {
       const postgresCpu = cpuMsPerThousand(d.service.eventsPerSecond, d.service.cpu.postgresPct);
       targets.push({
         target: `${kind}: PostgreSQL CPU ≤ ${w.postgresCpuMs} ms per 1,000 events`,
         met: postgresCpu <= w.postgresCpuMs,
-        detail: `${postgresCpu.toFixed(1)} ms`,
+        detail: `${postgresCpu.toFixed(1)} ms (for the raw rows ${cpuMsPerThousand(d.raw.eventsPerSecond, d.raw.cpu.postgresPct).toFixed(1)})`,
       });
     }
     const runs = [d.service, ...(d.growth ? [d.growth] : []), ...(d.growthWithRetention ? [d.growthWithRetention] : [])];
