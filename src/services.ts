@@ -23,13 +23,13 @@ import type { PasswordHasher } from './domain/passwords';
 import type { RateLimitStore } from './domain/rate-limit/store';
 
 // PostgreSQL: an app's batches stored without a transaction, one statement at a time, those that wait meanwhile
-// together in the next, up to 1,000 events a statement. In make bench (10 connections, 2 cores) two at a time kept
-// both statements running nine tenths of the time at 2.4 batches each, and their backends took the cores from the
-// HTTP thread, which every request needs; one at a time carries 5 batches a statement, at 14 ms of PostgreSQL's CPU
-// per 1,000 events against 19-21 and 9 of Node's against 11-12, and more events per second (two pairs of quick runs
-// in turn on 2026-12-01; docs/performance-history.md). One app's ingest then uses one backend of an instance: other
-// apps' statements run beside it.
-const STATEMENTS_PER_APP = 1;
+// together in the next, up to 1,000 events a statement; a second statement beside it only while 1,000 events wait.
+// Two at a time always, in make bench (10 connections, 2 cores), kept both running nine tenths of the time at 2.4
+// batches each, and their backends took the cores from the HTTP thread, which every request needs; one at a time
+// carries 5 batches a statement, at 14 ms of PostgreSQL's CPU per 1,000 events against 19-21 and 9 of Node's against
+// 11-12, and more events per second (two pairs of quick runs in turn, 2026-12-01; docs/performance-history.md). At 50
+// connections one at a time alone was a fifth slower than two.
+const STATEMENTS_PER_APP = 2;
 const EVENTS_PER_STATEMENT = 1000;
 
 /** The long-lived collaborators a running app shares across requests. */

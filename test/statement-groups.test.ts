@@ -205,7 +205,100 @@ describe('PostgreSQL: batches of one app stored together (StatementGroups)', fun
     assert.equal(xmins[3], xmins[4]);
     assert.equal(new Set(xmins).size, 3);
   });
+
+  it('runs one statement at a time while less than a whole statement waits, and a second beside it once one does', async () => {
+    const { s, ids } = await withWorkers();
+    const [ana] = ids as [string];
+    const two = () => judged(s, [event({ actor: { workerId: ana } }), event({ actor: { workerId: ana } })]);
+    const stored = async (b: JudgedBatch) => (await storedOf(s, b.ctx.requestId)).map((r) => r.xmin);
+
+    // The first statement waits on a row of its first event's id that another transaction inserted and has not
+    // committed: meanwhile 4 events (less than 5) wait for it, and no second statement starts.
+    const few = await Promise.all([two(), two(), two()]);
+    const groups = new StatementGroups(s.db.kysely, 2, 5);
+    const results = await blockedOn(
+      s,
+      few[0] as JudgedBatch,
+      () => Promise.all(few.map((b) => groups.store(b))),
+      async () => {
+        await new Promise((r) => setTimeout(r, 300));
+        assert.deepEqual(await Promise.all(few.map(stored)), [[], [], []]);
+      },
+    );
+    assert.ok(results.every((r) => granted(r) === 2));
+    const [first, second, third] = await Promise.all(few.map(stored));
+    assert.equal(second?.length, 2);
+    assert.deepEqual(second, third);
+    assert.notDeepEqual(first, second);
+
+    // With a whole statement's worth waiting (6 events), a second statement stores what fits (4) while the first
+    // still waits; the rest (2) waits for one of them.
+    const many = await Promise.all([two(), two(), two(), two()]);
+    await blockedOn(
+      s,
+      many[0] as JudgedBatch,
+      () => Promise.all(many.map((b) => groups.store(b))),
+      async () => {
+        const beside = many.slice(1, 3);
+        for (let tries = 0; (await Promise.all(beside.map(stored))).some((x) => x.length === 0); tries++) {
+          assert.ok(tries < 100, 'no second statement stored the batches waiting while the first one waited');
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        assert.deepEqual(await stored(many[0] as JudgedBatch), []);
+        assert.deepEqual(await stored(many[3] as JudgedBatch), []);
+      },
+    );
+    const xmins = (await Promise.all(many.map(stored))).map((x) => x[0]);
+    assert.equal(xmins[1], xmins[2]);
+    assert.equal(new Set(xmins).size, 3);
+  });
 });
+
+/**
+ * Starts `store` while another transaction holds an uncommitted event row with the id of `batch`'s first event, so
+ * that the statement storing `batch` waits on it; runs `meanwhile`, then rolls that transaction back and waits for
+ * what `store` returns.
+ */
+async function blockedOn<T>(s: Setup, batch: JudgedBatch, store: () => Promise<T>, meanwhile: () => Promise<void>): Promise<T> {
+  const first = batch.candidates[0];
+  if (!first) throw new Error('the batch has no event');
+  let release = () => {};
+  const released = new Promise<void>((r) => (release = r));
+  let inserted = () => {};
+  const ready = new Promise<void>((r) => (inserted = r));
+  const holder = s.db.kysely
+    .transaction()
+    .execute(async (trx) => {
+      await trx
+        .insertInto('events')
+        .values({
+          id: first.id,
+          org_id: s.tenant.orgId,
+          app_id: 'app_blocking',
+          worker_id: 'wkr_blocking',
+          integration_id: 'int_blocking',
+          kind: 'event',
+          event_type: 'blocking',
+          ts: first.ts,
+          request_id: 'req_blocking',
+          received_at: first.ts,
+        })
+        .execute();
+      inserted();
+      await released;
+      throw new Error('rolled back');
+    })
+    .catch(() => {});
+  await ready;
+  const done = store();
+  try {
+    await meanwhile();
+  } finally {
+    release();
+    await holder;
+  }
+  return done;
+}
 
 /** One statement at a time, so that the batches stored while it runs wait and go together. */
 function groupsOf(s: Setup, maxEvents = 1000): StatementGroups {

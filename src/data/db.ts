@@ -101,7 +101,7 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
   }
   // Bounded waits: a database that stops answering fails requests in seconds instead of hanging them. An idle
   // connection is kept a minute (pg's default is 10 s): one closed and opened again costs PostgreSQL a new backend and
-  // the ingest statements planned again, and an app's one statement at a time leaves most of the pool idle at times.
+  // the ingest statements planned again, and an app's one or two statements at a time leave most of the pool idle at times.
   const pool = new Pool({ connectionString: config.url, max: 10, idleTimeoutMillis: 60_000, connectionTimeoutMillis: 5000, query_timeout: 15_000 });
   // A client losing its connection emits 'error'; unheard, that would crash the process. The
   // query in flight fails on its own and the pool replaces the client, idle or checked out.

@@ -44,8 +44,9 @@ function resultOf(decided: StatementOutcome[] | 'declined' | 'rules_changed', i:
 
 /**
  * PostgreSQL: the batches stored without a transaction (no Idempotency-Key),
- * at most `perApp` statements at once for an app and the rules its batches
- * were judged by. Its batches that arrive meanwhile wait, and go together
+ * one statement at a time for an app and the rules its batches were judged
+ * by, and up to `perApp` at once while a whole statement's worth of batches
+ * (`maxEvents` events) waits. Its batches that arrive meanwhile wait, and go together
  * into the next statement, up to `maxEvents` events: one round trip, one
  * commit and one statement's fixed cost for several batches, each judged and
  * answered as if stored alone. Other apps' batches do not wait for them. A
@@ -75,7 +76,7 @@ export class StatementGroups {
   }
 
   private next(key: string, lane: Lane): void {
-    while (lane.running < this.perApp && lane.waiting.length > 0) {
+    while (lane.waiting.length > 0 && (lane.running === 0 || (lane.running < this.perApp && this.fullStatementWaits(lane)))) {
       const group = this.takeGroup(lane);
       lane.running += 1;
       void this.run(group).finally(() => {
@@ -84,6 +85,11 @@ export class StatementGroups {
         else this.next(key, lane);
       });
     }
+  }
+
+  private fullStatementWaits(lane: Lane): boolean {
+    let events = 0;
+    return lane.waiting.some(({ judged }) => (events += judged.candidates.length) >= this.maxEvents);
   }
 
   /** The waiting batches that fit in one statement, in the order they came; the first always does. */
