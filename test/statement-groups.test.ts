@@ -265,7 +265,12 @@ async function blockedOn<T>(s: Setup, batch: JudgedBatch, store: () => Promise<T
   let release = () => {};
   const released = new Promise<void>((r) => (release = r));
   let inserted = () => {};
-  const ready = new Promise<void>((r) => (inserted = r));
+  let failed: (err: unknown) => void = () => {};
+  const ready = new Promise<void>((resolve, reject) => {
+    inserted = resolve;
+    failed = reject;
+  });
+  const rollback = new Error('rolled back');
   const holder = s.db.kysely
     .transaction()
     .execute(async (trx) => {
@@ -286,9 +291,12 @@ async function blockedOn<T>(s: Setup, batch: JudgedBatch, store: () => Promise<T
         .execute();
       inserted();
       await released;
-      throw new Error('rolled back');
+      throw rollback;
     })
-    .catch(() => {});
+    .catch((err: unknown) => {
+      // The row could not be held: fail at once instead of waiting for the test's timeout.
+      if (err !== rollback) failed(err);
+    });
   await ready;
   const done = store();
   try {

@@ -88,8 +88,7 @@ export class StatementGroups {
   }
 
   private fullStatementWaits(lane: Lane): boolean {
-    let events = 0;
-    return lane.waiting.some(({ judged }) => (events += judged.candidates.length) >= this.maxEvents);
+    return lane.waiting.reduce((events, { judged }) => events + judged.candidates.length, 0) >= this.maxEvents;
   }
 
   /** The waiting batches that fit in one statement, in the order they came; the first always does. */
