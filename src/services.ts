@@ -16,21 +16,21 @@ import { MemoryRateLimitStore } from './domain/rate-limit/memory-store';
 import { RateLimiter } from './domain/rate-limit/rate-limiter';
 import { RedisRateLimitStore } from './domain/rate-limit/redis-store';
 import { RollupWorker, type RollupWorkerOptions } from './domain/rollups';
-import { StatementGroups } from './domain/statement-groups';
+import { StatementGroups, type StatementLimits } from './domain/statement-groups';
 import { StatisticManifests } from './domain/statistic-manifest';
 import { ConsoleSessions } from './domain/sessions';
 import type { PasswordHasher } from './domain/passwords';
 import type { RateLimitStore } from './domain/rate-limit/store';
 
 // PostgreSQL: an app's batches stored without a transaction, one statement at a time, those that wait meanwhile
-// together in the next, up to 1,000 events a statement; a second statement beside it only while 1,000 events wait.
-// Two at a time always, in make bench (10 connections, 2 cores), kept both running nine tenths of the time at 2.4
-// batches each, and their backends took the cores from the HTTP thread, which every request needs; one at a time
-// carries 5 batches a statement, at 14 ms of PostgreSQL's CPU per 1,000 events against 19-21 and 9 of Node's against
-// 11-12, and more events per second (two pairs of quick runs in turn, 2026-12-01; docs/performance-history.md). At 50
-// connections one at a time alone was a fifth slower than two.
-const STATEMENTS_PER_APP = 2;
-const EVENTS_PER_STATEMENT = 1000;
+// together in the next, up to 1,000 events a statement; a second statement beside it only while half a statement's
+// worth (500 events) waits. Two at a time always, in make bench (10 connections, 2 cores), kept both running nine
+// tenths of the time at 2.4 batches each, and their backends took the cores from the HTTP thread, which every request
+// needs; one at a time carries 5 batches a statement at 14 ms of PostgreSQL's CPU per 1,000 events against 19-21, but
+// leaves a third of the machine idle, and a second statement only once 1,000 events wait (never, at 10 connections)
+// left it idle too. At 500, quick runs in turn gave 0.71x raw on average against 0.63x at 1,000 on a slow VM and
+// 0.78-0.84x against 0.69-0.72x on a fast one (docs/performance-history.md, 2026-12-01).
+const STATEMENT_LIMITS: StatementLimits = { perApp: 2, maxEvents: 1000, anotherOnceWaiting: 500 };
 
 /** The long-lived collaborators a running app shares across requests. */
 export interface Services {
@@ -86,7 +86,7 @@ export function createServices(config: Config, db: Db, options: ServiceOptions):
     validators,
     validate: { event: validators.typed('IngestEvent'), snapshot: validators.typed('IngestSnapshot') },
     authenticator: new Authenticator(db, config.authCacheTtlSeconds),
-    statements: new StatementGroups(db.kysely, STATEMENTS_PER_APP, EVENTS_PER_STATEMENT),
+    statements: new StatementGroups(db.kysely, STATEMENT_LIMITS),
     keptRules: new KeptRules(db),
     manifests: new StatisticManifests(db, validators),
     rateLimiter,

@@ -206,16 +206,16 @@ describe('PostgreSQL: batches of one app stored together (StatementGroups)', fun
     assert.equal(new Set(xmins).size, 3);
   });
 
-  it('runs one statement at a time while less than a whole statement waits, and a second beside it once one does', async () => {
+  it('runs one statement at a time while fewer events than its limit for another wait, and a second beside it once as many do', async () => {
     const { s, ids } = await withWorkers();
     const [ana] = ids as [string];
     const two = () => judged(s, [event({ actor: { workerId: ana } }), event({ actor: { workerId: ana } })]);
     const stored = async (b: JudgedBatch) => (await storedOf(s, b.ctx.requestId)).map((r) => r.xmin);
 
     // The first statement waits on a row of its first event's id that another transaction inserted and has not
-    // committed: meanwhile 4 events (less than 5) wait for it, and no second statement starts.
+    // committed: meanwhile 4 events wait for it, a whole statement's worth but fewer than 5, and no second starts.
     const few = await Promise.all([two(), two(), two()]);
-    const groups = new StatementGroups(s.db.kysely, 2, 5);
+    const groups = new StatementGroups(s.db.kysely, { perApp: 2, maxEvents: 4, anotherOnceWaiting: 5 });
     const results = await blockedOn(
       s,
       few[0] as JudgedBatch,
@@ -231,8 +231,8 @@ describe('PostgreSQL: batches of one app stored together (StatementGroups)', fun
     assert.deepEqual(second, third);
     assert.notDeepEqual(first, second);
 
-    // With a whole statement's worth waiting (6 events), a second statement stores what fits (4) while the first
-    // still waits; the rest (2) waits for one of them.
+    // With 6 events waiting, a second statement stores what fits (4) while the first still waits; the rest (2)
+    // waits for one of them.
     const many = await Promise.all([two(), two(), two(), two()]);
     await blockedOn(
       s,
@@ -310,7 +310,7 @@ async function blockedOn<T>(s: Setup, batch: JudgedBatch, store: () => Promise<T
 
 /** One statement at a time, so that the batches stored while it runs wait and go together. */
 function groupsOf(s: Setup, maxEvents = 1000): StatementGroups {
-  return new StatementGroups(s.db.kysely, 1, maxEvents);
+  return new StatementGroups(s.db.kysely, { perApp: 1, maxEvents, anotherOnceWaiting: maxEvents });
 }
 
 function storeAll(s: Setup, batches: JudgedBatch[]): Promise<StatementResult[]> {

@@ -42,14 +42,24 @@ function resultOf(decided: StatementOutcome[] | 'declined' | 'rules_changed', i:
   return outcome;
 }
 
+/** How many statements an app's lane runs at once, and how many events each takes. */
+export interface StatementLimits {
+  /** At most this many statements at once. */
+  perApp: number;
+  /** Events a statement takes, at most (its first batch always goes in, whatever its size). */
+  maxEvents: number;
+  /** Beyond the first statement, another starts only while at least this many events wait. */
+  anotherOnceWaiting: number;
+}
+
 /**
  * PostgreSQL: the batches stored without a transaction (no Idempotency-Key),
  * one statement at a time for an app and the rules its batches were judged
- * by, and up to `perApp` at once while a whole statement's worth of batches
- * (`maxEvents` events) waits. Its batches that arrive meanwhile wait, and go together
- * into the next statement, up to `maxEvents` events: one round trip, one
- * commit and one statement's fixed cost for several batches, each judged and
- * answered as if stored alone. Other apps' batches do not wait for them. A
+ * by, and up to `perApp` at once while `anotherOnceWaiting` events wait. Its
+ * batches that arrive meanwhile wait, and go together into the next
+ * statement, up to `maxEvents` events: one round trip, one commit and one
+ * statement's fixed cost for several batches, each judged and answered as if
+ * stored alone. Other apps' batches do not wait for them. A
  * group that one of its batches makes fail or decline is stored batch by
  * batch, so that each gets its own outcome. The externalIds' links its
  * statements find, the next ones take as found (ExternalIdLinks).
@@ -60,8 +70,7 @@ export class StatementGroups {
 
   constructor(
     private readonly db: Executor,
-    private readonly perApp: number,
-    private readonly maxEvents: number,
+    private readonly limits: StatementLimits,
   ) {}
 
   store(judged: JudgedBatch): Promise<StatementResult> {
@@ -76,7 +85,7 @@ export class StatementGroups {
   }
 
   private next(key: string, lane: Lane): void {
-    while (lane.waiting.length > 0 && (lane.running === 0 || (lane.running < this.perApp && this.fullStatementWaits(lane)))) {
+    while (lane.waiting.length > 0 && (lane.running === 0 || (lane.running < this.limits.perApp && this.enoughWaits(lane)))) {
       const group = this.takeGroup(lane);
       lane.running += 1;
       void this.run(group).finally(() => {
@@ -87,8 +96,8 @@ export class StatementGroups {
     }
   }
 
-  private fullStatementWaits(lane: Lane): boolean {
-    return lane.waiting.reduce((events, { judged }) => events + judged.candidates.length, 0) >= this.maxEvents;
+  private enoughWaits(lane: Lane): boolean {
+    return lane.waiting.reduce((events, { judged }) => events + judged.candidates.length, 0) >= this.limits.anotherOnceWaiting;
   }
 
   /** The waiting batches that fit in one statement, in the order they came; the first always does. */
@@ -96,7 +105,7 @@ export class StatementGroups {
     let events = 0;
     const taken = lane.waiting.findIndex(({ judged }, i) => {
       events += judged.candidates.length;
-      return i > 0 && events > this.maxEvents;
+      return i > 0 && events > this.limits.maxEvents;
     });
     const count = taken === -1 ? lane.waiting.length : taken;
     return lane.waiting.splice(0, count);
