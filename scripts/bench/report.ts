@@ -106,8 +106,12 @@ export interface DatabaseFigures {
      */
     emptyBeside?: number[];
   };
-  /** The growth run again with EVENT_RETENTION_DAYS set: the sweep deleting expired rows during the load. */
-  growthWithRetention?: ServiceFigures & { retentionDays: number; eventsInTable: number; rowsDeleted: number };
+  /**
+   * The growth run again with EVENT_RETENTION_DAYS set: the sweep deleting expired rows during the load; `after`, the
+   * same store once more without the sweep, and `withoutBeside`, the growth run's events/s and that one's, whose mean
+   * it is compared with. Absent in results saved before 2026-12-01 05:00 UTC, compared with the growth run alone.
+   */
+  growthWithRetention?: ServiceFigures & { retentionDays: number; eventsInTable: number; rowsDeleted: number; after?: ServiceFigures; withoutBeside?: number[] };
   profile?: ProfileSummary;
   threadProfiles?: ProfileSummary[];
   ratios: { serviceToRaw: number; serviceToBare: number; growthToEmpty?: number; retentionToGrowth?: number };
@@ -135,10 +139,14 @@ export function ratio(a: number, b: number): number {
 /** A ratio as a target's verdict names it: to three decimals rounded down, so that one under its target never shows as reaching it. */
 const exactly = (n: number | undefined) => (n === undefined ? '–' : (Math.floor(n * 1000) / 1000).toFixed(3));
 
+/** A run's events/s against the mean of the runs measured beside it. */
+export function ratioToMean(eventsPerSecond: number, beside: number[]): number {
+  return ratio(eventsPerSecond, beside.reduce((sum, value) => sum + value, 0) / beside.length);
+}
+
 /** The growth run against the empty store measured beside it: the mean of its runs. */
 export function growthToEmpty(growth: { eventsPerSecond: number; emptyBeside: number[] }): number {
-  const { eventsPerSecond, emptyBeside } = growth;
-  return ratio(eventsPerSecond, emptyBeside.reduce((sum, value) => sum + value, 0) / emptyBeside.length);
+  return ratioToMean(growth.eventsPerSecond, growth.emptyBeside);
 }
 
 export function measuredDatabases(results: Results): [Kind, DatabaseFigures][] {
@@ -204,6 +212,10 @@ export function table(results: Results): string {
       ['growth with retention sweep: latency p50 / p99 / max (ms)', (d) => (r(d) ? `${r(d)?.latencyMs.p50} / ${r(d)?.latencyMs.p99} / ${r(d)?.latencyMs.max}` : '–')],
       ['growth with retention sweep: non-202 responses, errors', (d) => (r(d) ? nonOk(r(d) as HttpFigures) : '–')],
       ['growth with retention sweep: CPU % of one core: server / load gen / postgres / other', (d) => (r(d) ? cpuCells((r(d) as HttpFigures).cpu) : '–')],
+      [
+        'growth without the sweep beside it, events/s (before / after)',
+        (d) => r(d)?.withoutBeside?.map(fmt).join(' / ') ?? '–',
+      ],
       ['with retention sweep / without', (d) => x(d.ratios.retentionToGrowth)],
     );
   }
@@ -309,7 +321,7 @@ export function evaluateTargets(results: Results): Results['targets'] {
         detail: `${postgresCpu.toFixed(1)} ms (for the raw rows ${cpuMsPerThousand(d.raw.eventsPerSecond, d.raw.cpu.postgresPct).toFixed(1)})`,
       });
     }
-    const runs = [d.service, ...(d.growth ? [d.growth] : []), ...(d.growthWithRetention ? [d.growthWithRetention] : [])];
+    const runs = [d.service, ...(d.growth ? [d.growth] : []), ...(d.growthWithRetention ? [d.growthWithRetention] : []), ...(d.growthWithRetention?.after ? [d.growthWithRetention.after] : [])];
     const worst = runs.reduce((a, b) => (b.latencyMs.p99 > a.latencyMs.p99 ? b : a));
     const p99 = worst.latencyMs.p99;
     const max = Math.max(...runs.map((r) => r.latencyMs.max));
