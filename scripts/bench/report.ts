@@ -109,7 +109,7 @@ export interface DatabaseFigures {
   /**
    * The growth run again with EVENT_RETENTION_DAYS set: the sweep deleting expired rows during the load; `after`, the
    * same store once more without the sweep, and `withoutBeside`, the growth run's events/s and that one's, whose mean
-   * it is compared with. Absent in results saved before 2026-12-01 05:00 UTC, compared with the growth run alone.
+   * it is compared with. Absent in results saved before 2026-12-01 04:55 UTC, compared with the growth run alone.
    */
   growthWithRetention?: ServiceFigures & { retentionDays: number; eventsInTable: number; rowsDeleted: number; after?: ServiceFigures; withoutBeside?: number[] };
   profile?: ProfileSummary;

@@ -59,10 +59,10 @@ export interface StatementLimits {
  * batches that arrive meanwhile wait, and go together into the next
  * statement, up to `maxEvents` events: one round trip, one commit and one
  * statement's fixed cost for several batches, each judged and answered as if
- * stored alone. Other apps' batches do not wait for them. A
- * group that one of its batches makes fail or decline is stored batch by
- * batch, so that each gets its own outcome. The externalIds' links its
- * statements find, the next ones take as found (ExternalIdLinks).
+ * stored alone. Other apps' batches do not wait for them. A group that one of
+ * its batches makes fail or decline is stored batch by batch, so that each
+ * gets its own outcome. The externalIds' links its statements find, the next
+ * ones take as found (ExternalIdLinks).
  */
 export class StatementGroups {
   private readonly lanes = new Map<string, Lane>();
