@@ -138,13 +138,18 @@ describe('make bench: the growth run', () => {
     assert.equal(ratioToMean(19_500, [24_000, 18_000]), 19_500 / 21_000);
     const run = results();
     const sqlite = run.databases.sqlite as DatabaseFigures;
+    sqlite.growth = {
+      ...service({ eventsPerSecond: 24_000 }),
+      bulkLoad: { loaded: 2_000_000, seconds: 60 },
+      eventsInTable: 2_300_000,
+      emptyBeside: [25_000],
+    };
     sqlite.growthWithRetention = {
       ...service({ eventsPerSecond: 19_500 }),
       retentionDays: 60,
       eventsInTable: 3_000_000,
       rowsDeleted: 60_000,
       after: service({ eventsPerSecond: 18_000, latencyMs: { p50: 40, p90: 70, p99: 130, max: 400, mean: 45 } }),
-      withoutBeside: [24_000, 18_000],
     };
     assert.ok(table(run).includes('| growth without the sweep beside it, events/s (before / after) | 24,000 / 18,000 |'));
     assert.equal(evaluateTargets(run).find((t) => t.target === 'sqlite: p99 ≤ 100 ms at 10 connections')?.detail, '130 ms');

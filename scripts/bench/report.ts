@@ -108,10 +108,10 @@ export interface DatabaseFigures {
   };
   /**
    * The growth run again with EVENT_RETENTION_DAYS set: the sweep deleting expired rows during the load; `after`, the
-   * same store once more without the sweep, and `withoutBeside`, the growth run's events/s and that one's, whose mean
-   * it is compared with. Absent in results saved before 2026-12-01 04:55 UTC, compared with the growth run alone.
+   * same store once more without the sweep, compared with the growth run and this one, their mean. Absent in results
+   * saved before 2026-12-01 04:55 UTC, compared with the growth run alone.
    */
-  growthWithRetention?: ServiceFigures & { retentionDays: number; eventsInTable: number; rowsDeleted: number; after?: ServiceFigures; withoutBeside?: number[] };
+  growthWithRetention?: ServiceFigures & { retentionDays: number; eventsInTable: number; rowsDeleted: number; after?: ServiceFigures };
   profile?: ProfileSummary;
   threadProfiles?: ProfileSummary[];
   ratios: { serviceToRaw: number; serviceToBare: number; growthToEmpty?: number; retentionToGrowth?: number };
@@ -214,7 +214,7 @@ export function table(results: Results): string {
       ['growth with retention sweep: CPU % of one core: server / load gen / postgres / other', (d) => (r(d) ? cpuCells((r(d) as HttpFigures).cpu) : '–')],
       [
         'growth without the sweep beside it, events/s (before / after)',
-        (d) => r(d)?.withoutBeside?.map(fmt).join(' / ') ?? '–',
+        (d) => (d.growth && r(d)?.after ? `${fmt(d.growth.eventsPerSecond)} / ${fmt(r(d)?.after?.eventsPerSecond)}` : '–'),
       ],
       ['with retention sweep / without', (d) => x(d.ratios.retentionToGrowth)],
     );
@@ -321,7 +321,7 @@ export function evaluateTargets(results: Results): Results['targets'] {
         detail: `${postgresCpu.toFixed(1)} ms (for the raw rows ${cpuMsPerThousand(d.raw.eventsPerSecond, d.raw.cpu.postgresPct).toFixed(1)})`,
       });
     }
-    const runs = [d.service, ...(d.growth ? [d.growth] : []), ...(d.growthWithRetention ? [d.growthWithRetention] : []), ...(d.growthWithRetention?.after ? [d.growthWithRetention.after] : [])];
+    const runs = [d.service, d.growth, d.growthWithRetention, d.growthWithRetention?.after].filter((run): run is ServiceFigures => run !== undefined);
     const worst = runs.reduce((a, b) => (b.latencyMs.p99 > a.latencyMs.p99 ? b : a));
     const p99 = worst.latencyMs.p99;
     const max = Math.max(...runs.map((r) => r.latencyMs.max));

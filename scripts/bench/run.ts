@@ -453,7 +453,7 @@ async function measureDatabase(kind: Kind, templates: RowTemplate[][], bare: Htt
         serviceToRaw: ratio(service.eventsPerSecond, raw.eventsPerSecond),
         serviceToBare: ratio(service.eventsPerSecond, bare.eventsPerSecond),
         growthToEmpty: growthRatio,
-        retentionToGrowth: growthWithRetention?.withoutBeside ? ratioToMean(growthWithRetention.eventsPerSecond, growthWithRetention.withoutBeside) : undefined,
+        retentionToGrowth: growth && growthWithRetention?.after ? ratioToMean(growthWithRetention.eventsPerSecond, [growth.eventsPerSecond, growthWithRetention.after.eventsPerSecond]) : undefined,
       },
     };
   } finally {
@@ -499,8 +499,7 @@ async function measureGrowth(
     // run alone, a sweep that deleted nothing came out at 0.80x and 0.93x. So the runs without it on both sides.
     const afterStored = await countEvents(target);
     const after = await measureService(target, setup, `service ${kind} with ${afterStored.toLocaleString('en')} events stored, after the sweep's run`);
-    const withoutBeside = [figures.eventsPerSecond, after.eventsPerSecond];
-    growthWithRetention = { ...swept, retentionDays: settings.retentionDays, eventsInTable: storedThen, rowsDeleted, after, withoutBeside };
+    growthWithRetention = { ...swept, retentionDays: settings.retentionDays, eventsInTable: storedThen, rowsDeleted, after };
   }
   const emptyAfter = await measureIngest(kind, 'growth-empty-after', true, `growth ${kind}: empty store after`);
   const emptyBeside = [emptyBefore.figures.eventsPerSecond, emptyAfter.figures.eventsPerSecond];
