@@ -199,42 +199,23 @@ export class PartsAccumulator {
 
   /**
    * The cells in key order (statistic, day, worker, pillar): concurrent writers lock rows in the same order.
-   * Put in that order rather than sorted: the days and each day's workers sorted, a worker's short list by
-   * statistic and pillar, and each cell appended to its statistic's run. Sorting every cell by the four keys
-   * took a fifth of summing make bench's events (measured).
+   * Ordered by four stable counting passes over the ranks of their names, the least significant key first: the
+   * 49,000 cells of 72,000 of make bench's events (a drain's) took 20-31 ms put in order list by list, sorting each
+   * worker's cells of a day, and 6.5-12 so (medians of 12 rounds, five runs each); that time holds the HTTP thread
+   * in one piece.
    */
   take(): PackedCells {
-    const byDay = new Map<number, { name: string; lists: DayCells[] }>();
-    for (const [, { days }] of [...this.workers].sort(byName)) {
-      for (const day of days) {
-        const ofDay = byDay.get(day.number);
-        if (ofDay) ofDay.lists.push(day);
-        else byDay.set(day.number, { name: this.names.list[day.name] ?? '', lists: [day] });
-      }
-    }
-    const runs = new Map<string, number[]>();
-    const byStatisticAndPillar = (a: number, b: number) =>
-      compareNames(this.nameAt(a, 0), this.nameAt(b, 0)) || compareNames(this.nameAt(a, 3), this.nameAt(b, 3));
-    for (const { lists } of [...byDay.values()].sort((a, b) => compareNames(a.name, b.name))) {
-      for (const { cells } of lists) {
-        for (const cell of [...cells].sort(byStatisticAndPillar)) {
-          const statisticId = this.nameAt(cell, 0);
-          const run = runs.get(statisticId);
-          if (run) run.push(cell);
-          else runs.set(statisticId, [cell]);
-        }
-      }
-    }
+    const rank = ranksByName(this.names.list);
+    let order: Uint32Array = new Uint32Array(this.size);
+    for (let cell = 0; cell < this.size; cell++) order[cell] = cell;
+    for (const k of [PILLAR, WORKER, DAY, STATISTIC]) order = sortedByKey(order, this.keys, k, rank);
     const keys = new Uint32Array(this.size * 4);
     const parts = new Float64Array(this.size * 4);
-    let to = 0;
-    for (const [, run] of [...runs].sort(byName)) {
-      for (const cell of run) {
-        for (let k = 0; k < 4; k++) {
-          keys[to + k] = this.keys[cell * 4 + k] ?? 0;
-          parts[to + k] = this.parts[cell * 4 + k] ?? 0;
-        }
-        to += 4;
+    for (let to = 0; to < order.length; to++) {
+      const from = (order[to] ?? 0) * 4;
+      for (let k = 0; k < 4; k++) {
+        keys[to * 4 + k] = this.keys[from + k] ?? 0;
+        parts[to * 4 + k] = this.parts[from + k] ?? 0;
       }
     }
     return { names: this.names.list, keys, parts };
@@ -256,10 +237,10 @@ export class PartsAccumulator {
     }
     if (this.size * 4 === this.keys.length) this.grow();
     const cell = this.size++;
-    this.keys[cell * 4] = this.names.indexOf(statisticId);
-    this.keys[cell * 4 + 1] = worker.name;
-    this.keys[cell * 4 + 2] = day.name;
-    this.keys[cell * 4 + 3] = this.names.indexOf(pillar);
+    this.keys[cell * 4 + STATISTIC] = this.names.indexOf(statisticId);
+    this.keys[cell * 4 + WORKER] = worker.name;
+    this.keys[cell * 4 + DAY] = day.name;
+    this.keys[cell * 4 + PILLAR] = this.names.indexOf(pillar);
     names.push(statisticId, pillar);
     cells.push(cell);
     return cell;
@@ -272,11 +253,6 @@ export class PartsAccumulator {
     const parts = new Float64Array(this.parts.length * 2);
     parts.set(this.parts);
     this.parts = parts;
-  }
-
-  /** The name of a cell's key `k` (0 statistic, 1 worker, 2 day, 3 pillar). */
-  private nameAt(cell: number, k: number): string {
-    return this.names.list[this.keys[cell * 4 + k] ?? 0] ?? '';
   }
 }
 
@@ -302,6 +278,33 @@ interface DayCells {
   cells: number[];
 }
 
-function byName([a]: [string, unknown], [b]: [string, unknown]): number {
-  return compareNames(a, b);
+/** A cell's keys in the packed keys, in their order there. */
+const STATISTIC = 0;
+const WORKER = 1;
+const DAY = 2;
+const PILLAR = 3;
+
+/** Each name's place among `names` in code-unit order (compareNames). */
+function ranksByName(names: string[]): Uint32Array {
+  const rank = new Uint32Array(names.length);
+  [...names.keys()]
+    .sort((a, b) => compareNames(names[a] ?? '', names[b] ?? ''))
+    .forEach((index, place) => {
+      rank[index] = place;
+    });
+  return rank;
+}
+
+/** The cells of `order`, stably ordered by the rank of their key `k`: a counting sort. */
+function sortedByKey(order: Uint32Array, keys: Uint32Array, k: number, rank: Uint32Array): Uint32Array {
+  const starts = new Uint32Array(rank.length + 1);
+  for (const cell of order) starts[(rank[keys[cell * 4 + k] ?? 0] ?? 0) + 1] += 1;
+  for (let r = 1; r < starts.length; r++) starts[r] = (starts[r] ?? 0) + (starts[r - 1] ?? 0);
+  const sorted = new Uint32Array(order.length);
+  for (const cell of order) {
+    const r = rank[keys[cell * 4 + k] ?? 0] ?? 0;
+    sorted[starts[r] ?? 0] = cell;
+    starts[r] = (starts[r] ?? 0) + 1;
+  }
+  return sorted;
 }
