@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type SqliteDatabase from 'better-sqlite3';
 import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Schema } from '../contract/types';
@@ -655,14 +654,11 @@ const PART_TYPES: Record<PackedRows['key'][number] | (typeof PART_COLUMNS)[numbe
 export async function addParts(trx: Transaction<Database>, orgId: string, generation: number, cells: PackedCells): Promise<void> {
   const perWorker: PackedRows = { table: 'rollup_days', key: ['statistic_id', 'worker_id', 'day', 'pillar'], ...cells };
   const connection = sqliteConnectionOf(trx);
-  const add = async (rows: PackedRows) => {
-    if (rows.keys.length === 0) return;
+  for (const rows of [perWorker, summedOverWorkers(cells)]) {
+    if (rows.keys.length === 0) continue;
     if (connection) upsertRowByRow(connection, orgId, generation, rows);
     else await upsertRows(trx, orgId, generation, rows);
-  };
-  await add(perWorker);
-  // Summed once the workers' rows are added: on PostgreSQL a turn of the thread later, not in the same one.
-  await add(summedOverWorkers(cells));
+  }
 }
 
 /**
@@ -737,8 +733,6 @@ function conflictKey(table: PackedRows['table']): string[] {
   return ['org_id', 'generation', 'statistic_id', 'day', ...(table === 'rollup_days' ? ['worker_id'] : []), 'pillar'];
 }
 
-const ROWS_PER_STATEMENT = 5_000;
-
 /**
  * PostgreSQL: the rows as an array a column, unnested together. For 40,000 cells PostgreSQL spent 341-358 ms
  * upserting them against 438-450 as JSON objects, of which reading them 93-100 against 165-217
@@ -752,30 +746,9 @@ const ROWS_PER_STATEMENT = 5_000;
  * microbenchmark (docs/performance-history.md, 2026-11-30 05:17). PostgreSQL plans the join as a hash join over
  * an index range of those statistics and days for a drain of many cells, and as a probe of the key per cell for
  * a few, whether or not the table has been analyzed. Both passes take rows in key order, as the cells come.
- *
- * The rows go ROWS_PER_STATEMENT at a time, in key order still, with a turn of the thread's other work between:
- * on the HTTP thread of an instance that ingests, one statement of a whole drain held every request waiting.
  */
-async function upsertRows(db: Executor, orgId: string, generation: number, rows: PackedRows): Promise<void> {
-  const quoted = rows.names.map((name) => `"${name.replace(/["\\]/g, '\\$&')}"`);
-  const width = rows.key.length;
-  const count = rows.keys.length / width;
-  for (let start = 0; start < count; start += ROWS_PER_STATEMENT) {
-    if (start > 0) await nextTurn();
-    const end = Math.min(count, start + ROWS_PER_STATEMENT);
-    const keys = rows.keys.subarray(start * width, end * width);
-    await upsertStatement(db, orgId, generation, { ...rows, keys, parts: rows.parts.subarray(start * 4, end * 4) }, quoted);
-  }
-}
-
-/** One statement of upsertRows, over all of `rows`; `quoted` holds each of its names as an array element. */
-async function upsertStatement(
-  db: Executor,
-  orgId: string,
-  generation: number,
-  { table, key, keys, parts }: PackedRows,
-  quoted: string[],
-): Promise<void> {
+async function upsertRows(db: Executor, orgId: string, generation: number, { table, key, names, keys, parts }: PackedRows): Promise<void> {
+  const quoted = names.map((name) => `"${name.replace(/["\\]/g, '\\$&')}"`);
   const width = key.length;
   const rows = keys.length / width;
   const typed = (column: keyof typeof PART_TYPES, elements: { join(separator: string): string }) =>
