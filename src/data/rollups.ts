@@ -561,6 +561,9 @@ export interface PackedCells {
   parts: Float64Array;
 }
 
+/** Where each of a cell's four keys is among PackedCells' keys (cell × 4 + this). */
+export const CELL_KEY = { statistic: 0, worker: 1, day: 2, pillar: 3 } as const;
+
 /** Names as PackedCells keeps them: each once, known by its index in `list`. */
 export class NameList {
   readonly list: string[] = [];

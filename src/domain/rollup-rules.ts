@@ -1,4 +1,4 @@
-import { compareNames, NameList, type Definition, type PackedCells } from '../data/rollups';
+import { CELL_KEY, compareNames, NameList, type Definition, type PackedCells } from '../data/rollups';
 import type { RollupParts } from '../data/schema';
 import { dateOfDay, localDayNumber } from './local-day';
 
@@ -208,7 +208,7 @@ export class PartsAccumulator {
     const rank = ranksByName(this.names.list);
     let order: Uint32Array = new Uint32Array(this.size);
     for (let cell = 0; cell < this.size; cell++) order[cell] = cell;
-    for (const k of [PILLAR, WORKER, DAY, STATISTIC]) order = sortedByKey(order, this.keys, k, rank);
+    for (const k of [CELL_KEY.pillar, CELL_KEY.worker, CELL_KEY.day, CELL_KEY.statistic]) order = sortedByKey(order, this.keys, k, rank);
     const keys = new Uint32Array(this.size * 4);
     const parts = new Float64Array(this.size * 4);
     for (let to = 0; to < order.length; to++) {
@@ -237,10 +237,10 @@ export class PartsAccumulator {
     }
     if (this.size * 4 === this.keys.length) this.grow();
     const cell = this.size++;
-    this.keys[cell * 4 + STATISTIC] = this.names.indexOf(statisticId);
-    this.keys[cell * 4 + WORKER] = worker.name;
-    this.keys[cell * 4 + DAY] = day.name;
-    this.keys[cell * 4 + PILLAR] = this.names.indexOf(pillar);
+    this.keys[cell * 4 + CELL_KEY.statistic] = this.names.indexOf(statisticId);
+    this.keys[cell * 4 + CELL_KEY.worker] = worker.name;
+    this.keys[cell * 4 + CELL_KEY.day] = day.name;
+    this.keys[cell * 4 + CELL_KEY.pillar] = this.names.indexOf(pillar);
     names.push(statisticId, pillar);
     cells.push(cell);
     return cell;
@@ -277,12 +277,6 @@ interface DayCells {
    */
   cells: number[];
 }
-
-/** A cell's keys in the packed keys, in their order there. */
-const STATISTIC = 0;
-const WORKER = 1;
-const DAY = 2;
-const PILLAR = 3;
 
 /** Each name's place among `names` in code-unit order (compareNames). */
 function ranksByName(names: string[]): Uint32Array {
