@@ -588,10 +588,10 @@ export function packCells(cells: PartsRow[]): PackedCells {
   // 7-11 ms per 40,000 cells against 4-5 (measured).
   let k = 0;
   for (const cell of cells) {
-    keys[k] = names.indexOf(cell.statisticId);
-    keys[k + 1] = names.indexOf(cell.workerId);
-    keys[k + 2] = names.indexOf(cell.day);
-    keys[k + 3] = names.indexOf(cell.pillar);
+    keys[k + CELL_KEY.statistic] = names.indexOf(cell.statisticId);
+    keys[k + CELL_KEY.worker] = names.indexOf(cell.workerId);
+    keys[k + CELL_KEY.day] = names.indexOf(cell.day);
+    keys[k + CELL_KEY.pillar] = names.indexOf(cell.pillar);
     parts[k] = cell.count;
     parts[k + 1] = cell.sum;
     parts[k + 2] = cell.numerator;
@@ -655,6 +655,7 @@ const PART_TYPES: Record<PackedRows['key'][number] | (typeof PART_COLUMNS)[numbe
  * transaction of Db.transaction(), on its connection) a cached statement per row.
  */
 export async function addParts(trx: Transaction<Database>, orgId: string, generation: number, cells: PackedCells): Promise<void> {
+  // The columns of a cell's keys in CELL_KEY's order.
   const perWorker: PackedRows = { table: 'rollup_days', key: ['statistic_id', 'worker_id', 'day', 'pillar'], ...cells };
   const connection = sqliteConnectionOf(trx);
   for (const rows of [perWorker, summedOverWorkers(cells)]) {
@@ -675,12 +676,12 @@ function summedOverWorkers({ names, keys, parts }: PackedCells): PackedRows {
   const rowParts = new Float64Array(cells * 4);
   let rows = 0;
   for (let start = 0; start < cells; ) {
-    const statistic = keys[start * 4] ?? 0;
-    const day = keys[start * 4 + 2] ?? 0;
+    const statistic = keys[start * 4 + CELL_KEY.statistic] ?? 0;
+    const day = keys[start * 4 + CELL_KEY.day] ?? 0;
     const ofPillar = new Map<number, number[]>();
     let cell = start;
-    for (; cell < cells && keys[cell * 4] === statistic && keys[cell * 4 + 2] === day; cell++) {
-      const pillar = keys[cell * 4 + 3] ?? 0;
+    for (; cell < cells && keys[cell * 4 + CELL_KEY.statistic] === statistic && keys[cell * 4 + CELL_KEY.day] === day; cell++) {
+      const pillar = keys[cell * 4 + CELL_KEY.pillar] ?? 0;
       let sums = ofPillar.get(pillar);
       if (!sums) ofPillar.set(pillar, (sums = [0, 0, 0, 0]));
       for (let p = 0; p < 4; p++) sums[p] = (sums[p] ?? 0) + (parts[cell * 4 + p] ?? 0);
