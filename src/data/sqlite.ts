@@ -21,26 +21,56 @@ import type { Database, Executor } from './schema';
 // writing connection they stall whichever request happens to cross the
 // threshold (seconds, measured). A background thread with its own connection
 // does them instead; the writer's own threshold stays only as a backstop
-// (without it the writer spent more CPU per event, measured). Small and often:
-// every 25 ms took make bench's p99 from 155-187 ms to 82-83 against every
-// 250 ms, at the same CPU per event (quick runs, 2026-11-24).
-const CHECKPOINT_EVERY_MS = 25;
+// (without it the writer spent more CPU per event, measured).
+//
+// Small and often, because a checkpoint's sync stalls the writer's commits meanwhile (ext4 commits its journal,
+// which the commit's write to the WAL then waits for): the more it has to sync, the longer. Every 25 ms took make
+// bench's p99 from 155-187 ms to 82-83 against every 250 ms (2026-11-24). While commits come, one right after the
+// other (every millisecond): quick SQLite runs with the growth runs (2026-12-07), the writer's commits that waited
+// over 40 ms for their sync 0-2 a run against 4-27 every 25 ms and 31-38 every 100 ms, and p99 52.6-81.8 ms in
+// the six runs against 73.9-144.4 in 36 every 25 ms; server CPU the same within the runs' spread (39.0 against
+// 38.2-41.3). Until a second after the last commit; then, idle, every 25 ms.
+const CHECKPOINT_CADENCE: CheckpointCadence = { busyMs: 1, busyForMs: 1000, idleMs: 25 };
 const BACKSTOP_AUTOCHECKPOINT_PAGES = 50_000;
 // Per connection, and filled once millions of events are stored: then 32 MB took the process's peak RSS to 248 MB,
 // 16 to 231 (the writer's young generation at 12 MB both times), ingest at 0.93 and 0.95x an empty store (make
 // bench, 2026-11-27). The pages an insert touches fit; the OS's cache keeps the rest.
 const CACHE_SIZE_KIB = 16 * 1024;
 
+/** How often the background thread checkpoints: every busyMs until busyForMs after the last commit it saw, then every idleMs. */
+export interface CheckpointCadence {
+  busyMs: number;
+  busyForMs: number;
+  idleMs: number;
+}
+
+/**
+ * When the background thread checkpoints next, `sinceCommitMs` after it last saw another connection's commit
+ * (its connection's data_version changed). Runs in that thread, from its source text: it refers to nothing outside itself.
+ */
+export function nextCheckpointInMs(sinceCommitMs: number, { busyMs, busyForMs, idleMs }: CheckpointCadence): number {
+  return sinceCommitMs < busyForMs ? busyMs : idleMs;
+}
+
 const checkpointerSource = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path);
 db.pragma('busy_timeout = 1000');
-const timer = setInterval(() => {
+const nextCheckpointInMs = ${nextCheckpointInMs.toString()};
+let version = db.pragma('data_version', { simple: true });
+let committedAt = -Infinity;
+let timer;
+const checkpoint = () => {
   try { db.pragma('wal_checkpoint(PASSIVE)'); } catch { /* busy now: the next round will do */ }
-}, workerData.everyMs);
+  const now = db.pragma('data_version', { simple: true });
+  if (now !== version) committedAt = performance.now();
+  version = now;
+  timer = setTimeout(checkpoint, nextCheckpointInMs(performance.now() - committedAt, workerData.cadence));
+};
+timer = setTimeout(checkpoint, workerData.cadence.idleMs);
 parentPort.once('message', () => {
-  clearInterval(timer);
+  clearTimeout(timer);
   db.close();
   parentPort.close();
 });
@@ -73,7 +103,7 @@ export function openSqlite(file: string, { checkpoints = true } = {}): SqliteCon
 
   const checkpointer = new Worker(checkpointerSource, {
     eval: true,
-    workerData: { driver: require.resolve('better-sqlite3'), path: path.resolve(file), everyMs: CHECKPOINT_EVERY_MS },
+    workerData: { driver: require.resolve('better-sqlite3'), path: path.resolve(file), cadence: CHECKPOINT_CADENCE },
   });
   checkpointer.unref();
   return {
