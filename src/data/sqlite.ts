@@ -23,13 +23,13 @@ import type { Database, Executor } from './schema';
 // does them instead; the writer's own threshold stays only as a backstop
 // (without it the writer spent more CPU per event, measured).
 //
-// Small and often, because a checkpoint's sync stalls the writer's commits meanwhile (ext4 commits its journal,
-// which the commit's write to the WAL then waits for): the more it has to sync, the longer. Every 25 ms took make
-// bench's p99 from 155-187 ms to 82-83 against every 250 ms (2026-11-24). While commits come, one right after the
-// other (every millisecond): quick SQLite runs with the growth runs (2026-12-07), the writer's commits that waited
-// over 40 ms for their sync 0-2 a run against 4-27 every 25 ms and 31-38 every 100 ms, and p99 52.6-81.8 ms in
-// the six runs against 73.9-144.4 in 36 every 25 ms; server CPU the same within the runs' spread (39.0 against
-// 38.2-41.3). Until a second after the last commit; then, idle, every 25 ms.
+// Small and often, because a checkpoint's sync stalls the writer's commits meanwhile (most likely ext4 committing
+// its journal, which the commit's write to the WAL then waits for): the more it has to sync, the longer. Every 25 ms
+// took make bench's p99 from 155-187 ms to 82-83 against every 250 ms (2026-11-24). While commits come, one right
+// after the other (every millisecond): in quick SQLite runs with the growth runs (2026-12-07), the writer's commits
+// that waited over 40 ms after their work 0-2 a run against 4-27 every 25 ms and 31-38 every 100 ms, and p99
+// 52.6-81.8 ms in the six runs against 73.9-144.4 in 36 every 25 ms, the server's CPU per event at the same ratio
+// to the raw driver's (1.36x against 1.26-1.47x). Until a second after the last commit; then, idle, every 25 ms.
 const CHECKPOINT_CADENCE: CheckpointCadence = { busyMs: 1, busyForMs: 1000, idleMs: 25 };
 const BACKSTOP_AUTOCHECKPOINT_PAGES = 50_000;
 // Per connection, and filled once millions of events are stored: then 32 MB took the process's peak RSS to 248 MB,
@@ -62,10 +62,12 @@ let version = db.pragma('data_version', { simple: true });
 let committedAt = -Infinity;
 let timer;
 const checkpoint = () => {
-  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch { /* busy now: the next round will do */ }
-  const now = db.pragma('data_version', { simple: true });
-  if (now !== version) committedAt = performance.now();
-  version = now;
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+    const now = db.pragma('data_version', { simple: true });
+    if (now !== version) committedAt = performance.now();
+    version = now;
+  } catch { /* busy now: the next round will do */ }
   timer = setTimeout(checkpoint, nextCheckpointInMs(performance.now() - committedAt, workerData.cadence));
 };
 timer = setTimeout(checkpoint, workerData.cadence.idleMs);
