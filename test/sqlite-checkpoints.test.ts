@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,7 +20,8 @@ describe("SQLite's background checkpoints", () => {
    * settle; resolves with the database file's size after each.
    */
   async function sizesWhileCommitting(checkpoints: boolean): Promise<number[]> {
-    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'ingest-checkpoints-')), 'test.db');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ingest-checkpoints-'));
+    const file = path.join(dir, 'test.db');
     const { connection, stopCheckpoints } = openSqlite(file, { checkpoints });
     try {
       connection.exec('create table t (id integer primary key, body text not null)');
@@ -40,6 +41,7 @@ describe("SQLite's background checkpoints", () => {
     } finally {
       await stopCheckpoints();
       connection.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   }
 
