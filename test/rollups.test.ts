@@ -7,10 +7,21 @@ import { firstWholeDay, RetentionSweeper } from '../src/domain/retention';
 import { verifyRollups } from '../src/domain/rollup-verify';
 import { DayListCache } from '../src/data/day-list-cache';
 import type { Db } from '../src/data/db';
-import { addParts, deleteRollupsBefore, packCells, readState, readWorkerDays, unlistedDays, type PackedCells } from '../src/data/rollups';
+import {
+  addParts,
+  deleteRollupsBefore,
+  packCells,
+  readState,
+  readWorkerDays,
+  takeLease,
+  unlistedDays,
+  type PackedCells,
+} from '../src/data/rollups';
+import type { Writer } from '../src/data/writer';
 import { CommittedSums, drainRollupOutbox, sumWaitingBatches, type Drained } from '../src/domain/rollup-drain';
+import { sumNextChunk } from '../src/domain/rollup-recompute';
 import { RollupWorker } from '../src/domain/rollups';
-import { runWrite } from '../src/domain/writes';
+import { runWrite, type WriteJobTable } from '../src/domain/writes';
 import { testDialect } from './support/database';
 import { databaseUrlOf, silentLogger } from './support/fixtures';
 import { client } from './support/client';
@@ -806,6 +817,70 @@ describe('Daily rollups: workers, exactly once, leases', () => {
     const body = await w.dailyNow({ from: '2026-11-01', to: '2026-11-07' });
     assert.equal(body.items[0]?.status.state, 'current');
     assert.deepEqual(body.items[0]?.total, { value: 7, count: 7 });
+  });
+
+  it("SQLite: a chunk is read and summed on the requests' thread and added by the writer; requests are served while it waits", async function () {
+    const w = await rollupWorld();
+    if (w.db.dialect !== 'sqlite') this.skip();
+    await w.putManifest([w.def('done')]);
+    await w.send([1, 2, 3].map((h) => ({ timestamp: `2026-11-02T1${h}:00:00Z` })));
+    await w.catchUp();
+    await w.putManifest([w.def('done', { label: 'again' })]);
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const jobs: string[] = [];
+    const writer: Writer<WriteJobTable> = {
+      run: async (name, input) => {
+        jobs.push(name);
+        await held;
+        return runWrite(w.db, name, input);
+      },
+    };
+    const worker = new RollupWorker({ ...w.db, writer }, { chunk: 2 });
+    const chunk = worker.recomputeOnce();
+    await eventually(
+      async () => jobs.length,
+      (posted) => posted > 0,
+    );
+    assert.deepEqual(jobs, ['addRecomputedChunk']);
+    const during = await w.dailyNow({ from: '2026-11-02', to: '2026-11-02' });
+    assert.equal(during.items[0]?.status.state, 'recomputing', 'served while the chunk waits for the writer');
+    assert.equal((await readState(w.db.kysely, w.tenant.orgId))?.scan_ts, null, 'nothing of the chunk is written yet');
+    release();
+    assert.equal(await chunk, true);
+    assert.equal((await readState(w.db.kysely, w.tenant.orgId))?.scan_ts, '2026-11-02T12:00:00.000Z');
+    await worker.catchUp();
+    assert.deepEqual(jobs, ['addRecomputedChunk', 'addRecomputedChunk']);
+    const body = await w.dailyNow({ from: '2026-11-02', to: '2026-11-02' });
+    assert.equal(body.items[0]?.status.state, 'current');
+    assert.deepEqual(body.items[0]?.total, { value: 3, count: 3 });
+  });
+
+  it('sums of a chunk are added only if the recompute is still where, and whose, they were read: each event once', async () => {
+    const w = await rollupWorld();
+    const orgId = w.tenant.orgId;
+    await w.putManifest([w.def('done')]);
+    await w.send([1, 2, 3, 4].map((h) => ({ timestamp: `2026-11-02T1${h}:00:00Z` })));
+    await w.catchUp();
+    await w.putManifest([w.def('done', { label: 'again' })]);
+    const now = new Date().toISOString();
+    const until = new Date(Date.now() + 60_000).toISOString();
+    assert.equal(await takeLease(w.db.kysely, orgId, 'first', now, until), true);
+    const read = () => sumNextChunk(w.db.kysely, w.db.dialect, orgId, { owner: 'first', until }, 2);
+    const [once, twice] = [await read(), await read()];
+    assert.ok(typeof once === 'object' && typeof twice === 'object');
+    assert.equal(await runWrite(w.db, 'addRecomputedChunk', once), true);
+    assert.equal(await runWrite(w.db, 'addRecomputedChunk', twice), false, 'the scan moved past where it was read');
+    const next = await read();
+    assert.ok(typeof next === 'object');
+    await w.db.kysely.updateTable('rollup_state').set({ lease_owner: 'second' }).where('org_id', '=', orgId).execute();
+    assert.equal(await runWrite(w.db, 'addRecomputedChunk', next), false, 'another instance took the lease over');
+    assert.equal(await read(), 'lost');
+    await w.db.kysely.updateTable('rollup_state').set({ lease_until: now }).where('org_id', '=', orgId).execute();
+    await w.catchUp();
+    const body = await w.dailyNow({ from: '2026-11-02', to: '2026-11-02' });
+    assert.equal(body.items[0]?.status.state, 'current');
+    assert.deepEqual(body.items[0]?.total, { value: 4, count: 4 });
   });
 });
 

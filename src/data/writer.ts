@@ -10,11 +10,12 @@ import { WorkerCache } from './worker-cache';
 // core idle; SQLite's inserts and commits were some 40 ms of CPU per 1,000
 // events of it (measured). The writer thread owns a second connection to the
 // same file and runs named units of work (jobs: a judged batch stored with its
-// reply, the rollups' outbox drained) in its own group commit; the HTTP thread
-// posts a job's name and input, which must survive a structured clone, and
-// gets what the job returned only after its transaction committed. Whatever
-// else writes on the HTTP thread's connection waits for the writer's lock and
-// makes the writer wait for its own: what writes often belongs here.
+// reply, the rollups' outbox drained, a recompute's chunk) in its own group
+// commit; the HTTP thread posts a job's name and input, which must survive a
+// structured clone, and gets what the job returned only after its transaction
+// committed. Whatever else writes on the HTTP thread's connection waits for
+// the writer's lock and makes the writer wait for its own: what writes often
+// belongs here.
 
 // What the thread allocates (a batch as cloned, its statements' parameters) is dead before the next job: 8 MB
 // semi-spaces (V8's default for the thread is 16) left its CPU per event within the runs' spread and took 16 MB off

@@ -3,14 +3,12 @@ import type { Logger } from 'pino';
 import { isDataException, type Db } from '../data/db';
 import {
   addChunkInDatabase,
-  addParts,
   beginGeneration,
   deleteAppliedOutbox,
   deleteCells,
   firstEventAfter,
   listDay,
   manifestsOfOrg,
-  readChunk,
   readState,
   recomputesOpen,
   rollupOrganizationsAfter,
@@ -19,14 +17,12 @@ import {
   takeLease,
   unlistedDays,
   updateState,
-  type EventKey,
   type OutboxChoice,
 } from '../data/rollups';
 import type { Executor } from '../data/schema';
 import { metrics } from '../metrics';
 import { daysSpanned } from './local-day';
 import {
-  addStoredEvents,
   CommittedSums,
   definitionsByApp,
   sumRulesOf,
@@ -35,9 +31,9 @@ import {
   type Drained,
   type SumRules,
 } from './rollup-drain';
-import { partsOfAggregation, PartsAccumulator, type Aggregation } from './rollup-rules';
+import { chunkFrom, scanPosition, sumNextChunk } from './rollup-recompute';
+import { partsOfAggregation, type Aggregation } from './rollup-rules';
 import { runWrite } from './writes';
-import { LAST_INSTANT } from './utc-timestamp';
 
 // The rollups are caught up from committed batches by a background worker:
 // ingest writes one outbox row per batch in its own transaction (one small
@@ -73,9 +69,6 @@ export function closedBefore(): string {
 const LISTS_PER_STEP = 20;
 const LIST_LOOK_EVERY_MS = 10_000;
 const ALL_PARTS = ['count', 'sum', 'numerator', 'denominator'] as const;
-
-// A chunk ends within this span of its first event: the days PostgreSQL is given for it stay few.
-const CHUNK_SPAN_MS = 8 * 86_400_000;
 
 export interface RollupWorkerOptions {
   /** How long a recompute's lease lasts without renewal: a killed instance's share is taken over after it. */
@@ -356,39 +349,34 @@ export class RollupWorker {
   /**
    * Adds the next chunk of events to the generation under recompute; true when it then replaced the answering one.
    * On PostgreSQL the database sums the chunk (`database`): the service's thread, busy with ingest, only waits.
+   * Summed by the service, the chunk is read and summed here and its sums added by the writer (rollup-recompute.ts);
+   * only the last look, which finds no event left and ends the recompute, is a transaction of this thread's.
    */
   private async recomputeChunk(orgId: string, leaseUntil: string, summedIn: 'database' | 'service'): Promise<boolean> {
+    if (summedIn === 'service') {
+      const summed = await sumNextChunk(this.db.kysely, this.db.dialect, orgId, { owner: this.owner, until: leaseUntil }, this.chunk);
+      if (summed === 'lost') return false;
+      if (summed !== 'done') {
+        if (await runWrite(this.db, 'addRecomputedChunk', summed)) metrics.rollupRecomputed.inc(summed.counted);
+        return false;
+      }
+    }
     return this.db.transaction(async (trx) => {
       const state = await stateFor(trx, orgId, { dialect: this.db.dialect, mode: 'update' });
       const target = state.target_generation;
       const timeZone = state.target_time_zone;
       if (target === null || timeZone === null || state.lease_owner !== this.owner) return false;
-      const after = state.scan_ts !== null && state.scan_id !== null ? { ts: state.scan_ts, id: state.scan_id } : undefined;
+      const after = scanPosition(state);
       const first = await firstEventAfter(trx, orgId, after);
       if (first) {
-        const chunk = {
-          orgId,
-          generation: target,
-          after,
-          through: new Date(Math.min(Date.parse(first.ts) + CHUNK_SPAN_MS, LAST_INSTANT)).toISOString(),
-          size: this.chunk,
-        };
+        // Summed by the service, events stored since its look are the next chunk's.
+        if (summedIn === 'service') return false;
+        const chunk = chunkFrom(orgId, target, after, first, this.chunk);
         const definitions = definitionsByApp(await manifestsOfOrg(trx, orgId));
-        let last: EventKey | undefined;
-        if (summedIn === 'database') {
-          const added = await addChunkInDatabase(trx, chunk, definitions, daysSpanned(first.ts, chunk.through, timeZone));
-          metrics.rollupRecomputed.inc(added.counted);
-          last = added.last;
-        } else {
-          const read = await readChunk(trx, chunk);
-          const parts = new PartsAccumulator();
-          addStoredEvents(parts, read.events, definitions, timeZone);
-          await addParts(trx, orgId, target, parts.take());
-          metrics.rollupRecomputed.inc(read.events.length);
-          last = read.last;
-        }
+        const added = await addChunkInDatabase(trx, chunk, definitions, daysSpanned(first.ts, chunk.through, timeZone));
+        metrics.rollupRecomputed.inc(added.counted);
         // Nothing read (the first event was deleted meanwhile): the next look finds the one after it.
-        if (last) await updateState(trx, orgId, { scan_ts: last.ts, scan_id: last.id, lease_until: leaseUntil });
+        if (added.last) await updateState(trx, orgId, { scan_ts: added.last.ts, scan_id: added.last.id, lease_until: leaseUntil });
         return false;
       }
       await updateState(trx, orgId, {

@@ -2,17 +2,21 @@ import type { Db } from '../data/db';
 import type { InputOf, OutputOf, WriteJob } from '../data/writer';
 import { storeBatchWithReply } from './event-ingest';
 import { addSummedBatches, drainRollupOutbox } from './rollup-drain';
+import { addRecomputedChunk } from './rollup-recompute';
 
 /**
  * The units of work that SQLite's writer thread runs (src/data/writer.ts,
- * src/writer-thread.ts), by name: the writes made for every batch. Where
- * there is no writer thread (PostgreSQL), runWrite runs them in a
- * transaction of Db's; drainRollupOutbox is PostgreSQL's, addSummedBatches SQLite's.
+ * src/writer-thread.ts), by name: the writes made for every batch, and a
+ * recompute's chunks. Where there is no writer thread (PostgreSQL), runWrite
+ * runs them in a transaction of Db's; drainRollupOutbox is PostgreSQL's,
+ * addSummedBatches and addRecomputedChunk SQLite's (and PostgreSQL's for
+ * what it cannot read).
  */
 export const writeJobs = {
   storeBatch: storeBatchWithReply,
   drainRollupOutbox,
   addSummedBatches,
+  addRecomputedChunk,
 };
 
 export type WriteJobTable = typeof writeJobs;
