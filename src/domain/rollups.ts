@@ -143,9 +143,10 @@ export class RollupWorker {
     // with the delay to the rollups within 4 s, inside the 5 s promised.
     this.coalesceMs = options.coalesceMs ?? 3_000;
     this.handOverMs = options.handOverMs ?? 5_000;
-    // On SQLite a chunk holds the one thread that also serves ingest: a longer rest keeps ingest well above half its
-    // speed (measured in make bench: 0.51-0.54x with 1, 0.73x with 1.5); on PostgreSQL the database sums the chunk,
-    // and ingest kept 0.82-0.91x with 1.
+    // On SQLite a chunk's read and sums hold the thread that also serves ingest (its upserts are the writer's): a
+    // longer rest keeps ingest well above half its speed (measured in make bench with the whole chunk on that thread:
+    // 0.51-0.54x with 1, 0.55-0.73x with 1.5; with the upserts on the writer, 0.59-0.64x with 1.5); on PostgreSQL the
+    // database sums the chunk, and ingest kept 0.82-0.91x with 1.
     this.restFactor = options.restFactor ?? (db.dialect === 'postgres' ? 1 : 1.5);
   }
 
