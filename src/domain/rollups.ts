@@ -133,15 +133,19 @@ export class RollupWorker {
     // stayed within 2 s.
     this.claim = options.claim ?? (db.dialect === 'postgres' ? 400 : 600);
     // A few claims' worth: past that (the drains fell behind), batches are read back. Six claims hold a pause's
-    // batches (coalesceMs, below) at up to 800 batches a second on PostgreSQL, 1,200 on SQLite.
+    // batches (coalesceMs, below) at up to 800 batches a second on PostgreSQL, 3,600 on SQLite.
     this.sums = new CommittedSums(6 * this.claim);
     this.listOrganizations = options.listOrganizations ?? 20;
     // A drain adds each (worker, day) cell its batches touched once, however many events fell on it: make bench's
     // events made 1.22 cells each in a drain of a second's ingest, 0.81 in one of two seconds' and 0.60 in one of
-    // three seconds' (make bench-summing). Three seconds against two, in make bench's quick runs taken in turn:
-    // fewer drains to wait behind and less to upsert per event (docs/performance-history.md, 2026-11-29 03:43),
-    // with the delay to the rollups within 4 s, inside the 5 s promised.
-    this.coalesceMs = options.coalesceMs ?? 3_000;
+    // three seconds' (make bench-summing). On PostgreSQL three seconds against two, in make bench's quick runs taken
+    // in turn: fewer drains to wait behind and less to upsert per event (docs/performance-history.md, 2026-11-29
+    // 03:43), the delay to the rollups within 4 s, inside the 5 s promised. On SQLite, where the writer thread that
+    // commits every batch also runs the drains, a drain of three seconds' batches held the batches behind it for
+    // 48-68 ms: one second apart, in quick SQLite runs of make bench (2026-12-07 16:57), the p99 with a manifest was
+    // 68.5-94.3 ms against 87.2-104 three seconds apart, ingest with it 0.89-0.95x of that without against
+    // 0.88-0.91x, at the same CPU per event, and the delay within 2 s.
+    this.coalesceMs = options.coalesceMs ?? (db.dialect === 'postgres' ? 3_000 : 1_000);
     this.handOverMs = options.handOverMs ?? 5_000;
     // On SQLite a chunk's read and sums hold the thread that also serves ingest (its upserts are the writer's): a
     // longer rest keeps ingest well above half its speed (measured in make bench with the whole chunk on that thread:
