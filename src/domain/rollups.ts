@@ -143,7 +143,7 @@ export class RollupWorker {
     // 03:43), the delay to the rollups within 4 s, inside the 5 s promised. On SQLite, where the writer thread that
     // commits every batch also runs the drains, a drain of three seconds' batches held the batches behind it for
     // 48-68 ms: one second apart, in quick SQLite runs of make bench (2026-12-07 16:57), the p99 with a manifest was
-    // 68.5-94.3 ms against 87.2-104 three seconds apart, ingest with it 0.89-0.95x of that without against
+    // 68.5-94.3 ms against 87.2-107.9 three seconds apart, ingest with it 0.89-0.95x of that without against
     // 0.88-0.91x, at the same CPU per event, and the delay within 2 s.
     this.coalesceMs = options.coalesceMs ?? (db.dialect === 'postgres' ? 3_000 : 1_000);
     this.handOverMs = options.handOverMs ?? 5_000;
