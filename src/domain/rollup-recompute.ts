@@ -32,6 +32,17 @@ export function scanPosition(state: RollupStateTable): EventKey | undefined {
   return state.scan_ts !== null && state.scan_id !== null ? { ts: state.scan_ts, id: state.scan_id } : undefined;
 }
 
+/** The recompute's target generation and zone, if one is open and `owner` holds its lease. */
+export function recomputeLedBy(state: RollupStateTable | undefined, owner: string): { generation: number; timeZone: string } | undefined {
+  if (!state || state.target_generation === null || state.target_time_zone === null || state.lease_owner !== owner) return undefined;
+  return { generation: state.target_generation, timeZone: state.target_time_zone };
+}
+
+/** Moves the scan past a chunk's last event, renewing the lease. */
+export async function advanceScan(db: Executor, orgId: string, last: EventKey, leaseUntil: string): Promise<void> {
+  await updateState(db, orgId, { scan_ts: last.ts, scan_id: last.id, lease_until: leaseUntil });
+}
+
 /** The next chunk of the recompute into `generation`: up to `size` events from `first` on, within CHUNK_SPAN_MS of it. */
 export function chunkFrom(orgId: string, generation: number, after: EventKey | undefined, first: EventKey, size: number): Chunk {
   return { orgId, generation, after, through: new Date(Math.min(Date.parse(first.ts) + CHUNK_SPAN_MS, LAST_INSTANT)).toISOString(), size };
@@ -65,22 +76,21 @@ export async function sumNextChunk(
   size: number,
 ): Promise<RecomputedChunk | 'done' | 'lost'> {
   const state = await readState(db, orgId);
-  if (!state || state.target_generation === null || state.target_time_zone === null || state.lease_owner !== lease.owner) {
-    return 'lost';
-  }
+  const target = recomputeLedBy(state, lease.owner);
+  if (!state || !target) return 'lost';
   const after = scanPosition(state);
   const first = await firstEventAfter(db, orgId, after);
   if (!first) return 'done';
   const definitions = definitionsByApp(await manifestsOfOrg(db, orgId));
-  const read = await readChunk(db, chunkFrom(orgId, state.target_generation, after, first, size));
+  const read = await readChunk(db, chunkFrom(orgId, target.generation, after, first, size));
   if (!read.last) return 'lost';
   const parts = new PartsAccumulator();
-  addStoredEvents(parts, read.events, definitions, state.target_time_zone);
+  addStoredEvents(parts, read.events, definitions, target.timeZone);
   return {
     dialect,
     orgId,
     owner: lease.owner,
-    generation: state.target_generation,
+    generation: target.generation,
     after,
     last: read.last,
     leaseUntil: lease.until,
@@ -104,6 +114,6 @@ export const addRecomputedChunk: WriteJob<RecomputedChunk, boolean> = async (trx
     return false;
   }
   await addParts(trx, chunk.orgId, chunk.generation, chunk.cells);
-  await updateState(trx, chunk.orgId, { scan_ts: chunk.last.ts, scan_id: chunk.last.id, lease_until: chunk.leaseUntil });
+  await advanceScan(trx, chunk.orgId, chunk.last, chunk.leaseUntil);
   return true;
 };

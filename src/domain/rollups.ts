@@ -31,7 +31,7 @@ import {
   type Drained,
   type SumRules,
 } from './rollup-drain';
-import { chunkFrom, scanPosition, sumNextChunk } from './rollup-recompute';
+import { advanceScan, chunkFrom, recomputeLedBy, scanPosition, sumNextChunk } from './rollup-recompute';
 import { partsOfAggregation, type Aggregation } from './rollup-rules';
 import { runWrite } from './writes';
 
@@ -368,25 +368,24 @@ export class RollupWorker {
     }
     return this.db.transaction(async (trx) => {
       const state = await stateFor(trx, orgId, { dialect: this.db.dialect, mode: 'update' });
-      const target = state.target_generation;
-      const timeZone = state.target_time_zone;
-      if (target === null || timeZone === null || state.lease_owner !== this.owner) return false;
+      const target = recomputeLedBy(state, this.owner);
+      if (!target) return false;
       const after = scanPosition(state);
       const first = await firstEventAfter(trx, orgId, after);
       if (first) {
         // Summed by the service, events stored since its look are the next chunk's.
         if (summedIn === 'service') return false;
-        const chunk = chunkFrom(orgId, target, after, first, this.chunk);
+        const chunk = chunkFrom(orgId, target.generation, after, first, this.chunk);
         const definitions = definitionsByApp(await manifestsOfOrg(trx, orgId));
-        const added = await addChunkInDatabase(trx, chunk, definitions, daysSpanned(first.ts, chunk.through, timeZone));
+        const added = await addChunkInDatabase(trx, chunk, definitions, daysSpanned(first.ts, chunk.through, target.timeZone));
         metrics.rollupRecomputed.inc(added.counted);
         // Nothing read (the first event was deleted meanwhile): the next look finds the one after it.
-        if (added.last) await updateState(trx, orgId, { scan_ts: added.last.ts, scan_id: added.last.id, lease_until: leaseUntil });
+        if (added.last) await advanceScan(trx, orgId, added.last, leaseUntil);
         return false;
       }
       await updateState(trx, orgId, {
-        generation: target,
-        time_zone: timeZone,
+        generation: target.generation,
+        time_zone: target.timeZone,
         frozen_at: null,
         frozen_statistics: null,
         target_generation: null,
