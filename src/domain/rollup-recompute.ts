@@ -28,14 +28,17 @@ import { LAST_INSTANT } from './utc-timestamp';
 const CHUNK_SPAN_MS = 8 * 86_400_000;
 
 /** The scan's position: the last event a chunk read, or undefined before the first chunk. */
-export function scanPosition(state: RollupStateTable): EventKey | undefined {
+function scanPosition(state: RollupStateTable): EventKey | undefined {
   return state.scan_ts !== null && state.scan_id !== null ? { ts: state.scan_ts, id: state.scan_id } : undefined;
 }
 
-/** The recompute's target generation and zone, if one is open and `owner` holds its lease. */
-export function recomputeLedBy(state: RollupStateTable | undefined, owner: string): { generation: number; timeZone: string } | undefined {
+/** The recompute `owner` leads: its target generation and zone and where its scan is, if one is open and `owner` holds its lease. */
+export function recomputeLedBy(
+  state: RollupStateTable | undefined,
+  owner: string,
+): { generation: number; timeZone: string; after: EventKey | undefined } | undefined {
   if (!state || state.target_generation === null || state.target_time_zone === null || state.lease_owner !== owner) return undefined;
-  return { generation: state.target_generation, timeZone: state.target_time_zone };
+  return { generation: state.target_generation, timeZone: state.target_time_zone, after: scanPosition(state) };
 }
 
 /** Moves the scan past a chunk's last event, renewing the lease. */
@@ -75,10 +78,9 @@ export async function sumNextChunk(
   lease: { owner: string; until: string },
   size: number,
 ): Promise<RecomputedChunk | 'done' | 'lost'> {
-  const state = await readState(db, orgId);
-  const target = recomputeLedBy(state, lease.owner);
-  if (!state || !target) return 'lost';
-  const after = scanPosition(state);
+  const target = recomputeLedBy(await readState(db, orgId), lease.owner);
+  if (!target) return 'lost';
+  const { after } = target;
   const first = await firstEventAfter(db, orgId, after);
   if (!first) return 'done';
   const definitions = definitionsByApp(await manifestsOfOrg(db, orgId));
@@ -109,10 +111,8 @@ const sameKey = (a: EventKey | undefined, b: EventKey | undefined) => a?.ts === 
  * over, a new manifest or zone replaced the recompute).
  */
 export const addRecomputedChunk: WriteJob<RecomputedChunk, boolean> = async (trx, chunk) => {
-  const state = await stateFor(trx, chunk.orgId, { dialect: chunk.dialect, mode: 'update' });
-  if (state.target_generation !== chunk.generation || state.lease_owner !== chunk.owner || !sameKey(scanPosition(state), chunk.after)) {
-    return false;
-  }
+  const target = recomputeLedBy(await stateFor(trx, chunk.orgId, { dialect: chunk.dialect, mode: 'update' }), chunk.owner);
+  if (target?.generation !== chunk.generation || !sameKey(target.after, chunk.after)) return false;
   await addParts(trx, chunk.orgId, chunk.generation, chunk.cells);
   await advanceScan(trx, chunk.orgId, chunk.last, chunk.leaseUntil);
   return true;

@@ -31,7 +31,7 @@ import {
   type Drained,
   type SumRules,
 } from './rollup-drain';
-import { advanceScan, chunkFrom, recomputeLedBy, scanPosition, sumNextChunk } from './rollup-recompute';
+import { advanceScan, chunkFrom, recomputeLedBy, sumNextChunk } from './rollup-recompute';
 import { partsOfAggregation, type Aggregation } from './rollup-rules';
 import { runWrite } from './writes';
 
@@ -367,10 +367,9 @@ export class RollupWorker {
       }
     }
     return this.db.transaction(async (trx) => {
-      const state = await stateFor(trx, orgId, { dialect: this.db.dialect, mode: 'update' });
-      const target = recomputeLedBy(state, this.owner);
+      const target = recomputeLedBy(await stateFor(trx, orgId, { dialect: this.db.dialect, mode: 'update' }), this.owner);
       if (!target) return false;
-      const after = scanPosition(state);
+      const { after } = target;
       const first = await firstEventAfter(trx, orgId, after);
       if (first) {
         // Summed by the service, events stored since its look are the next chunk's.
